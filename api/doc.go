@@ -1,0 +1,2 @@
+// Package api serves utxod over HTTP.
+package api

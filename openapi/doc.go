@@ -1,0 +1,2 @@
+// Package openapi holds the generated OpenAPI specification.
+package openapi
