@@ -1,0 +1,78 @@
+package params
+
+import (
+	"fmt"
+	"math/big"
+	"time"
+
+	"utxod/wire"
+)
+
+// Params are the consensus parameters of one Bitcoin network. Values follow
+// Bitcoin Core's src/kernel/chainparams.cpp; a height of 0 means "active from
+// genesis" (always on).
+type Params struct {
+	Name  string // main, testnet3, testnet4, signet, regtest
+	Magic [4]byte // block-file and P2P message start
+
+	GenesisBlock []byte    // the raw serialized genesis block
+	GenesisHash  wire.Hash // hash of GenesisBlock's header
+
+	PowLimit                 *big.Int // highest allowed target
+	PowLimitBits             uint32   // PowLimit in compact form
+	TargetTimespan           time.Duration
+	TargetSpacing            time.Duration
+	PowAllowMinDifficulty    bool // testnet: 20-minute rule for min-difficulty blocks
+	PowNoRetargeting         bool // regtest: difficulty never changes
+	EnforceBIP94             bool // testnet4: timewarp fix and retarget from the first block of the period
+
+	SubsidyHalvingInterval int32
+	CoinbaseMaturity       int32
+
+	// BIP16Exception is the single mainnet block Core validates without P2SH.
+	BIP16Exception wire.Hash
+	BIP34Height    int32
+	BIP34Hash      wire.Hash
+	BIP65Height    int32
+	BIP66Height    int32
+	CSVHeight      int32 // BIP68, BIP112, BIP113
+	SegwitHeight   int32 // BIP141, BIP143, BIP147
+	TaprootHeight  int32 // BIP341, BIP342 (mainnet: 709632)
+
+	// BIP30Exceptions are the blocks (height → hash) whose coinbase overwrote
+	// an unspent one; Core skips the BIP30 check for exactly these.
+	BIP30Exceptions map[int32]wire.Hash
+
+	// SignetChallenge is the block-signing script for signet (nil elsewhere).
+	SignetChallenge []byte
+
+	// MinimumChainWork and AssumeValid are not consensus and are left out on
+	// purpose: utxod validates everything it is given.
+}
+
+// ByName returns the parameters for a network name. Accepted names: main
+// (mainnet), testnet3 (test, testnet), testnet4, signet, regtest.
+func ByName(name string) (*Params, error) {
+	switch name {
+	case "main", "mainnet":
+		return MainNet(), nil
+	case "test", "testnet", "testnet3":
+		return TestNet3(), nil
+	case "testnet4":
+		return TestNet4(), nil
+	case "signet":
+		return SigNet(), nil
+	case "regtest":
+		return RegTest(), nil
+	}
+	return nil, fmt.Errorf("params: unknown network %q (want main, testnet3, testnet4, signet or regtest)", name)
+}
+
+// Subsidy returns the block subsidy in satoshis at height (Core's GetBlockSubsidy).
+func (p *Params) Subsidy(height int32) int64 {
+	halvings := height / p.SubsidyHalvingInterval
+	if halvings >= 64 {
+		return 0
+	}
+	return (50 * 100_000_000) >> uint(halvings)
+}
