@@ -43,8 +43,8 @@ type Tx struct {
 
 	// witBytes is the number of bytes the segwit serialization adds to the
 	// legacy one: marker, flag and the witness section.
-	witBytes        int
-	inStart, inEnd  int32 // arena ranges, resolved after parsing
+	witBytes         int
+	inStart, inEnd   int32 // arena ranges, resolved after parsing
 	outStart, outEnd int32
 }
 
