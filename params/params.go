@@ -12,32 +12,37 @@ import (
 // Bitcoin Core's src/kernel/chainparams.cpp; a height of 0 means "active from
 // genesis" (always on).
 type Params struct {
-	Name  string // main, testnet3, testnet4, signet, regtest
+	Name  string  // main, testnet3, testnet4, signet, regtest
 	Magic [4]byte // block-file and P2P message start
 
 	GenesisBlock []byte    // the raw serialized genesis block
 	GenesisHash  wire.Hash // hash of GenesisBlock's header
 
-	PowLimit                 *big.Int // highest allowed target
-	PowLimitBits             uint32   // PowLimit in compact form
-	TargetTimespan           time.Duration
-	TargetSpacing            time.Duration
-	PowAllowMinDifficulty    bool // testnet: 20-minute rule for min-difficulty blocks
-	PowNoRetargeting         bool // regtest: difficulty never changes
-	EnforceBIP94             bool // testnet4: timewarp fix and retarget from the first block of the period
+	PowLimit              *big.Int // highest allowed target
+	PowLimitBits          uint32   // PowLimit in compact form
+	TargetTimespan        time.Duration
+	TargetSpacing         time.Duration
+	PowAllowMinDifficulty bool // testnet: 20-minute rule for min-difficulty blocks
+	PowNoRetargeting      bool // regtest: difficulty never changes
+	EnforceBIP94          bool // testnet4: timewarp fix and retarget from the first block of the period
 
 	SubsidyHalvingInterval int32
 	CoinbaseMaturity       int32
 
-	// BIP16Exception is the single mainnet block Core validates without P2SH.
+	// BIP16Exception is the single block (mainnet and testnet3 each have
+	// one) Core validates without P2SH: its script flags are SCRIPT_VERIFY_NONE.
 	BIP16Exception wire.Hash
-	BIP34Height    int32
-	BIP34Hash      wire.Hash
-	BIP65Height    int32
-	BIP66Height    int32
-	CSVHeight      int32 // BIP68, BIP112, BIP113
-	SegwitHeight   int32 // BIP141, BIP143, BIP147
-	TaprootHeight  int32 // BIP341, BIP342 (mainnet: 709632)
+	// TaprootException is the single mainnet block Core validates with
+	// P2SH|WITNESS but without TAPROOT (Core's script_flag_exceptions). Core
+	// otherwise applies P2SH, WITNESS and TAPROOT script rules to every block.
+	TaprootException wire.Hash
+	BIP34Height      int32
+	BIP34Hash        wire.Hash
+	BIP65Height      int32
+	BIP66Height      int32
+	CSVHeight        int32 // BIP68, BIP112, BIP113
+	SegwitHeight     int32 // BIP141, BIP143, BIP147
+	TaprootHeight    int32 // BIP341, BIP342 (mainnet: 709632)
 
 	// BIP30Exceptions are the blocks (height → hash) whose coinbase overwrote
 	// an unspent one; Core skips the BIP30 check for exactly these.
@@ -66,6 +71,16 @@ func ByName(name string) (*Params, error) {
 		return RegTest(), nil
 	}
 	return nil, fmt.Errorf("params: unknown network %q (want main, testnet3, testnet4, signet or regtest)", name)
+}
+
+// DifficultyAdjustmentInterval is the number of blocks between retargets
+// (Core's DifficultyAdjustmentInterval: TargetTimespan / TargetSpacing; 2016
+// everywhere but regtest, where it is 144).
+func (p *Params) DifficultyAdjustmentInterval() int32 {
+	if p.TargetSpacing <= 0 {
+		return 1
+	}
+	return int32(p.TargetTimespan / p.TargetSpacing)
 }
 
 // Subsidy returns the block subsidy in satoshis at height (Core's GetBlockSubsidy).
