@@ -1,0 +1,340 @@
+package script
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/btcsuite/btcd/chainhash/v2"
+	"github.com/btcsuite/btcd/txscript/v2"
+	btcwire "github.com/btcsuite/btcd/wire/v2"
+
+	"utxod/wire"
+)
+
+// ErrEnginePanic wraps a panic recovered inside an engine. It is reported
+// as an *Error with Core's "unknown error" code; a validator should treat
+// it as an internal fault rather than proof that the block is invalid.
+var ErrEnginePanic = errors.New("script: engine panic")
+
+// BtcdEngine is the reference Engine, backed by btcd's txscript/v2.
+type BtcdEngine struct {
+	sigCache *txscript.SigCache
+}
+
+// BtcdOption configures a BtcdEngine.
+type BtcdOption func(*BtcdEngine)
+
+// WithSigCache shares a btcd signature cache of at most maxEntries valid
+// signatures between all transactions the engine prepares. Zero disables it.
+func WithSigCache(maxEntries uint) BtcdOption {
+	return func(e *BtcdEngine) {
+		if maxEntries > 0 {
+			e.sigCache = txscript.NewSigCache(maxEntries)
+		} else {
+			e.sigCache = nil
+		}
+	}
+}
+
+// NewBtcdEngine returns the txscript-backed engine.
+func NewBtcdEngine(opts ...BtcdOption) *BtcdEngine {
+	e := &BtcdEngine{}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Name implements Engine.
+func (e *BtcdEngine) Name() string { return "txscript" }
+
+// btcdTx is a prepared transaction: a btcd MsgTx whose scripts and witness
+// items alias the caller's buffer, the prevouts, and the sighash midstates.
+type btcdTx struct {
+	eng      *BtcdEngine
+	msg      btcwire.MsgTx
+	prevouts []wire.TxOut
+	fetch    prevoutFetcher
+	hashes   *txscript.TxSigHashes
+}
+
+// Prepare implements Engine. It builds btcd's view of tx without copying
+// scripts or witness data, and computes the BIP143/BIP341 midstates when
+// the transaction has witness data (the only case that uses them).
+func (e *BtcdEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (TxVerifier, error) {
+	if tx == nil || len(prevouts) != len(tx.Inputs) {
+		return nil, ErrPrevoutCount
+	}
+	p := &btcdTx{eng: e, prevouts: prevouts}
+	p.msg.Version = tx.Version
+	p.msg.LockTime = tx.LockTime
+	ins := make([]btcwire.TxIn, len(tx.Inputs))
+	p.msg.TxIn = make([]*btcwire.TxIn, len(tx.Inputs))
+	for i := range tx.Inputs {
+		in := &tx.Inputs[i]
+		ins[i] = btcwire.TxIn{
+			PreviousOutPoint: btcwire.OutPoint{Hash: chainhash.Hash(in.PrevHash), Index: in.PrevIndex},
+			SignatureScript:  in.Script,
+			Witness:          btcwire.TxWitness(in.Witness),
+			Sequence:         in.Sequence,
+		}
+		p.msg.TxIn[i] = &ins[i]
+	}
+	outs := make([]btcwire.TxOut, len(tx.Outputs))
+	p.msg.TxOut = make([]*btcwire.TxOut, len(tx.Outputs))
+	for i := range tx.Outputs {
+		outs[i] = btcwire.TxOut{Value: tx.Outputs[i].Value, PkScript: tx.Outputs[i].Script}
+		p.msg.TxOut[i] = &outs[i]
+	}
+	p.fetch = newPrevoutFetcher(&p.msg, prevouts)
+	if tx.HasWitness {
+		p.hashes = txscript.NewTxSigHashes(&p.msg, p.fetch)
+	}
+	return p, nil
+}
+
+// VerifyInput implements TxVerifier.
+func (p *btcdTx) VerifyInput(i int, flags Flags) (err error) {
+	if i < 0 || i >= len(p.msg.TxIn) {
+		return newError("UNKNOWN_ERROR", i, ErrInputIndex)
+	}
+	if !flags.Valid() {
+		return newError("UNKNOWN_ERROR", i, ErrBadFlags)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = newError("UNKNOWN_ERROR", i, fmt.Errorf("%w: %v", ErrEnginePanic, r))
+		}
+	}()
+	prev := &p.prevouts[i]
+	vm, err := txscript.NewEngine(prev.Script, &p.msg, i, btcdFlags(flags), p.eng.sigCache,
+		p.hashes, prev.Value, p.fetch)
+	if err == nil {
+		err = vm.Execute()
+	}
+	if err != nil {
+		return newError(btcdErrorName(err, isTaprootSpend(prev.Script, flags)), i, err)
+	}
+	return nil
+}
+
+// isTaprootSpend reports whether an input spending pkScript is verified
+// under BIP341 (a native v1 32-byte program with TAPROOT set), so that
+// btcd's generic error codes can be mapped to Core's taproot-specific ones.
+func isTaprootSpend(pkScript []byte, flags Flags) bool {
+	v, prog, ok := IsWitnessProgram(pkScript)
+	return ok && v == 1 && len(prog) == 32 && flags&Taproot != 0
+}
+
+// btcdFlagMap is btcd's flag for each Core flag bit.
+var btcdFlagMap = [...]txscript.ScriptFlags{
+	txscript.ScriptBip16,
+	txscript.ScriptVerifyStrictEncoding,
+	txscript.ScriptVerifyDERSignatures,
+	txscript.ScriptVerifyLowS,
+	txscript.ScriptStrictMultiSig,
+	txscript.ScriptVerifySigPushOnly,
+	txscript.ScriptVerifyMinimalData,
+	txscript.ScriptDiscourageUpgradableNops,
+	txscript.ScriptVerifyCleanStack,
+	txscript.ScriptVerifyCheckLockTimeVerify,
+	txscript.ScriptVerifyCheckSequenceVerify,
+	txscript.ScriptVerifyWitness,
+	txscript.ScriptVerifyDiscourageUpgradeableWitnessProgram,
+	txscript.ScriptVerifyMinimalIf,
+	txscript.ScriptVerifyNullFail,
+	txscript.ScriptVerifyWitnessPubKeyType,
+	txscript.ScriptVerifyConstScriptCode,
+	txscript.ScriptVerifyTaproot,
+	txscript.ScriptVerifyDiscourageUpgradeableTaprootVersion,
+	txscript.ScriptVerifyDiscourageOpSuccess,
+	txscript.ScriptVerifyDiscourageUpgradeablePubkeyType,
+}
+
+// btcdFlags translates Core flags to btcd's; unknown bits are ignored.
+func btcdFlags(f Flags) txscript.ScriptFlags {
+	var out txscript.ScriptFlags
+	for bit := range btcdFlagMap {
+		if f&(1<<bit) != 0 {
+			out |= btcdFlagMap[bit]
+		}
+	}
+	return out
+}
+
+// btcdErrorName maps a btcd error to Core's ScriptError name. btcd reports
+// some conditions with generic codes or plain errors; taproot tells the
+// mapping that the input is a BIP341 spend, where Core uses the SCHNORR_* and
+// TAPSCRIPT_* codes. The mapping decides only the reported text, never
+// whether the input passes.
+func btcdErrorName(err error, taproot bool) string {
+	var te txscript.Error
+	if !errors.As(err, &te) {
+		if taproot {
+			if strings.Contains(err.Error(), "sighash type") {
+				return "SCHNORR_SIG_HASHTYPE"
+			}
+			return "SCHNORR_SIG"
+		}
+		return "UNKNOWN_ERROR"
+	}
+	switch te.ErrorCode {
+	case txscript.ErrEarlyReturn:
+		return "OP_RETURN"
+	case txscript.ErrEmptyStack, txscript.ErrEvalFalse:
+		return "EVAL_FALSE"
+	case txscript.ErrScriptTooBig:
+		return "SCRIPT_SIZE"
+	case txscript.ErrElementTooBig:
+		return "PUSH_SIZE"
+	case txscript.ErrTooManyOperations:
+		return "OP_COUNT"
+	case txscript.ErrStackOverflow:
+		return "STACK_SIZE"
+	case txscript.ErrInvalidPubKeyCount:
+		return "PUBKEY_COUNT"
+	case txscript.ErrInvalidSignatureCount:
+		return "SIG_COUNT"
+	case txscript.ErrVerify:
+		return "VERIFY"
+	case txscript.ErrEqualVerify:
+		return "EQUALVERIFY"
+	case txscript.ErrNumEqualVerify:
+		return "NUMEQUALVERIFY"
+	case txscript.ErrCheckSigVerify:
+		return "CHECKSIGVERIFY"
+	case txscript.ErrCheckMultiSigVerify:
+		return "CHECKMULTISIGVERIFY"
+	case txscript.ErrDisabledOpcode:
+		return "DISABLED_OPCODE"
+	case txscript.ErrReservedOpcode, txscript.ErrMalformedPush:
+		return "BAD_OPCODE"
+	case txscript.ErrInvalidStackOperation:
+		// btcd does not tell the altstack apart from the main stack.
+		return "INVALID_STACK_OPERATION"
+	case txscript.ErrUnbalancedConditional:
+		return "UNBALANCED_CONDITIONAL"
+	case txscript.ErrMinimalData:
+		return "MINIMALDATA"
+	case txscript.ErrInvalidSigHashType:
+		if taproot {
+			return "SCHNORR_SIG_HASHTYPE"
+		}
+		return "SIG_HASHTYPE"
+	case txscript.ErrSigTooShort, txscript.ErrSigTooLong, txscript.ErrSigInvalidSeqID,
+		txscript.ErrSigInvalidDataLen, txscript.ErrSigMissingSTypeID, txscript.ErrSigMissingSLen,
+		txscript.ErrSigInvalidSLen, txscript.ErrSigInvalidRIntID, txscript.ErrSigZeroRLen,
+		txscript.ErrSigNegativeR, txscript.ErrSigTooMuchRPadding, txscript.ErrSigInvalidSIntID,
+		txscript.ErrSigZeroSLen, txscript.ErrSigNegativeS, txscript.ErrSigTooMuchSPadding:
+		return "SIG_DER"
+	case txscript.ErrSigHighS:
+		return "SIG_HIGH_S"
+	case txscript.ErrNotPushOnly:
+		return "SIG_PUSHONLY"
+	case txscript.ErrSigNullDummy:
+		return "SIG_NULLDUMMY"
+	case txscript.ErrPubKeyType:
+		return "PUBKEYTYPE"
+	case txscript.ErrCleanStack:
+		return "CLEANSTACK"
+	case txscript.ErrNullFail:
+		return "NULLFAIL"
+	case txscript.ErrWitnessMalleated:
+		return "WITNESS_MALLEATED"
+	case txscript.ErrWitnessMalleatedP2SH:
+		return "WITNESS_MALLEATED_P2SH"
+	case txscript.ErrDiscourageUpgradableNOPs:
+		return "DISCOURAGE_UPGRADABLE_NOPS"
+	case txscript.ErrNegativeLockTime:
+		return "NEGATIVE_LOCKTIME"
+	case txscript.ErrUnsatisfiedLockTime:
+		return "UNSATISFIED_LOCKTIME"
+	case txscript.ErrMinimalIf:
+		if taproot {
+			return "TAPSCRIPT_MINIMALIF"
+		}
+		return "MINIMALIF"
+	case txscript.ErrDiscourageUpgradableWitnessProgram:
+		return "DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM"
+	case txscript.ErrWitnessProgramEmpty:
+		return "WITNESS_PROGRAM_WITNESS_EMPTY"
+	case txscript.ErrWitnessProgramMismatch, txscript.ErrTaprootMerkleProofInvalid,
+		txscript.ErrTaprootOutputKeyParityMismatch:
+		return "WITNESS_PROGRAM_MISMATCH"
+	case txscript.ErrWitnessProgramWrongLength:
+		return "WITNESS_PROGRAM_WRONG_LENGTH"
+	case txscript.ErrWitnessUnexpected:
+		return "WITNESS_UNEXPECTED"
+	case txscript.ErrWitnessPubKeyType:
+		return "WITNESS_PUBKEYTYPE"
+	case txscript.ErrDiscourageOpSuccess:
+		return "DISCOURAGE_OP_SUCCESS"
+	case txscript.ErrDiscourageUpgradeableTaprootVersion:
+		return "DISCOURAGE_UPGRADABLE_TAPROOT_VERSION"
+	case txscript.ErrTapscriptCheckMultisig:
+		return "TAPSCRIPT_CHECKMULTISIG"
+	case txscript.ErrDiscourageUpgradeablePubKeyType:
+		return "DISCOURAGE_UPGRADABLE_PUBKEYTYPE"
+	case txscript.ErrTaprootSigInvalid:
+		return "SCHNORR_SIG"
+	case txscript.ErrControlBlockTooSmall, txscript.ErrControlBlockTooLarge,
+		txscript.ErrControlBlockInvalidLength:
+		return "TAPROOT_WRONG_CONTROL_SIZE"
+	case txscript.ErrInvalidTaprootSigLen:
+		return "SCHNORR_SIG_SIZE"
+	case txscript.ErrTaprootPubkeyIsEmpty:
+		return "TAPSCRIPT_EMPTY_PUBKEY"
+	case txscript.ErrTaprootMaxSigOps:
+		return "TAPSCRIPT_VALIDATION_WEIGHT"
+	case txscript.ErrNonConstScriptCode:
+		return "SIG_FINDANDDELETE"
+	case txscript.ErrCodeSeparator:
+		return "OP_CODESEPARATOR"
+	}
+	// ErrNumberTooBig: Core's CScriptNum throws scriptnum_error, which
+	// EvalScript turns into SCRIPT_ERR_UNKNOWN_ERROR. Everything else
+	// (internal or API-usage codes) is unknown as well.
+	return "UNKNOWN_ERROR"
+}
+
+// prevoutFetcher implements txscript.PrevOutputFetcher over the prevouts
+// slice: outpoints are looked up among the transaction's own inputs, by a
+// linear scan for small transactions and a map otherwise.
+type prevoutFetcher struct {
+	msg   *btcwire.MsgTx
+	outs  []btcwire.TxOut
+	index map[btcwire.OutPoint]int
+}
+
+const fetcherMapThreshold = 16
+
+func newPrevoutFetcher(msg *btcwire.MsgTx, prevouts []wire.TxOut) prevoutFetcher {
+	f := prevoutFetcher{msg: msg, outs: make([]btcwire.TxOut, len(prevouts))}
+	for i := range prevouts {
+		f.outs[i] = btcwire.TxOut{Value: prevouts[i].Value, PkScript: prevouts[i].Script}
+	}
+	if len(msg.TxIn) > fetcherMapThreshold {
+		f.index = make(map[btcwire.OutPoint]int, len(msg.TxIn))
+		for i := len(msg.TxIn) - 1; i >= 0; i-- {
+			f.index[msg.TxIn[i].PreviousOutPoint] = i // first occurrence wins
+		}
+	}
+	return f
+}
+
+// FetchPrevOutput implements txscript.PrevOutputFetcher.
+func (f prevoutFetcher) FetchPrevOutput(op btcwire.OutPoint) *btcwire.TxOut {
+	if f.index != nil {
+		if i, ok := f.index[op]; ok {
+			return &f.outs[i]
+		}
+		return nil
+	}
+	for i, in := range f.msg.TxIn {
+		if in.PreviousOutPoint == op {
+			return &f.outs[i]
+		}
+	}
+	return nil
+}
