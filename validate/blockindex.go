@@ -1,0 +1,546 @@
+package validate
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+
+	"utxod/params"
+	"utxod/wire"
+)
+
+// This file follows Bitcoin Core's CBlockIndex and CChain (src/chain.h,
+// src/chain.cpp) and the header bookkeeping of BlockManager.
+
+// BlockStatus is a set of validation and storage flags of a block-index
+// entry. The values are persisted: never renumber them.
+type BlockStatus uint32
+
+const (
+	// StatusHeaderValid: the header passed CheckBlockHeader and
+	// ContextualCheckBlockHeader (Core's BLOCK_VALID_TREE).
+	StatusHeaderValid BlockStatus = 1 << iota
+	// StatusHaveData: the full block is stored (BLOCK_HAVE_DATA).
+	StatusHaveData
+	// StatusDataValid: the block passed the context-free and contextual block
+	// checks (BLOCK_VALID_TRANSACTIONS).
+	StatusDataValid
+	// StatusConnected: ConnectBlock succeeded, scripts included
+	// (BLOCK_VALID_SCRIPTS).
+	StatusConnected
+	// StatusHaveUndo: the block's undo data is stored (BLOCK_HAVE_UNDO).
+	StatusHaveUndo
+	// StatusFailed: the block itself is invalid (BLOCK_FAILED_VALID);
+	// RejectReason says why.
+	StatusFailed
+	// StatusFailedParent: the block descends from an invalid block
+	// (BLOCK_FAILED_CHILD).
+	StatusFailedParent
+)
+
+// StatusFailedMask is the set of flags that make a block invalid.
+const StatusFailedMask = StatusFailed | StatusFailedParent
+
+// Invalid reports whether s marks the block or an ancestor as invalid.
+func (s BlockStatus) Invalid() bool { return s&StatusFailedMask != 0 }
+
+// Has reports whether every flag of f is set in s.
+func (s BlockStatus) Has(f BlockStatus) bool { return s&f == f }
+
+// String lists the set flags, e.g. "header-valid|have-data".
+func (s BlockStatus) String() string {
+	names := []string{"header-valid", "have-data", "data-valid", "connected", "have-undo", "failed", "failed-parent"}
+	var parts []string
+	for i, n := range names {
+		if s&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	if rest := s &^ (1<<len(names) - 1); rest != 0 {
+		parts = append(parts, fmt.Sprintf("0x%x", uint32(rest)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "|")
+}
+
+// ErrOrphanHeader is returned (possibly wrapped) when a header's parent is
+// not in the index. It is a *RuleError with Core's reason
+// "prev-blk-not-found"; headers whose parent is unknown are kept outside the
+// index by the caller.
+var ErrOrphanHeader = &RuleError{Reason: "prev-blk-not-found", Detail: "parent header unknown"}
+
+// BlockNode is one entry of the block index: a header linked to its parent,
+// with its height, cumulative chain work and validation status. Nodes are
+// owned by a BlockIndex; change Status through the index so the best header
+// and the dirty set stay right.
+type BlockNode struct {
+	Hash         wire.Hash
+	Header       wire.Header
+	Parent       *BlockNode
+	Height       int32
+	ChainWork    *big.Int // sum of CalcWork over this block and its ancestors
+	Status       BlockStatus
+	RejectReason string // Core reject reason when Status has StatusFailed
+
+	skip *BlockNode // Core's pskip: an ancestor chosen for O(log n) lookups
+	seq  uint64     // arrival order; ties in chain work keep the lower
+}
+
+// skipHeight is Core's GetSkipHeight: the height a node's skip pointer jumps
+// back to.
+func skipHeight(height int32) int32 {
+	if height < 2 {
+		return 0
+	}
+	invertLowestOne := func(n int32) int32 { return n & (n - 1) }
+	if height&1 != 0 {
+		return invertLowestOne(invertLowestOne(height-1)) + 1
+	}
+	return invertLowestOne(height)
+}
+
+// Ancestor returns the ancestor of n at height (n itself at its own height),
+// or nil if height is negative or above n's. It follows Core's
+// CBlockIndex::GetAncestor skip list and takes O(log n) steps.
+func (n *BlockNode) Ancestor(height int32) *BlockNode {
+	if n == nil || height > n.Height || height < 0 {
+		return nil
+	}
+	walk := n
+	hw := n.Height
+	for hw > height {
+		hs := skipHeight(hw)
+		hsPrev := skipHeight(hw - 1)
+		if walk.skip != nil && (hs == height || (hs > height && !(hsPrev < hs-2 && hsPrev >= height))) {
+			// Only follow skip if parent.skip isn't better than skip.parent.
+			walk = walk.skip
+			hw = hs
+		} else {
+			if walk.Parent == nil {
+				return nil // not linked down to height; cannot happen in an index
+			}
+			walk = walk.Parent
+			hw--
+		}
+	}
+	return walk
+}
+
+// medianTimeSpan is the number of blocks whose times make the median time
+// past (Core's nMedianTimeSpan).
+const medianTimeSpan = 11
+
+// MedianTimePast returns the median of the timestamps of n and its up to ten
+// predecessors (Core's GetMedianTimePast; with an even count the upper
+// middle element).
+func (n *BlockNode) MedianTimePast() int64 {
+	var times [medianTimeSpan]int64
+	k := 0
+	for b := n; b != nil && k < medianTimeSpan; b = b.Parent {
+		times[k] = int64(b.Header.Time)
+		k++
+	}
+	s := times[:k]
+	// Insertion sort: at most 11 elements.
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	if k == 0 {
+		return 0
+	}
+	return s[k/2]
+}
+
+// IsAncestorOf reports whether n is a (non-strict) ancestor of d.
+func (n *BlockNode) IsAncestorOf(d *BlockNode) bool {
+	return n != nil && d != nil && d.Ancestor(n.Height) == n
+}
+
+// BlockIndex is the tree of known headers, keyed by hash and rooted at the
+// network's genesis block. It tracks the header with the most work among the
+// valid ones (BestHeader). A BlockIndex is not safe for concurrent use: the
+// caller serializes access (Core's cs_main).
+type BlockIndex struct {
+	params  *params.Params
+	nodes   map[wire.Hash]*BlockNode
+	genesis *BlockNode
+	best    *BlockNode
+	nextSeq uint64
+	dirty   map[*BlockNode]struct{}
+}
+
+// NewBlockIndex returns an index holding only p's genesis block, marked
+// header-valid, data-valid and connected.
+func NewBlockIndex(p *params.Params) *BlockIndex {
+	bi := &BlockIndex{
+		params: p,
+		nodes:  make(map[wire.Hash]*BlockNode),
+		dirty:  make(map[*BlockNode]struct{}),
+	}
+	h, _ := wire.ParseHeader(p.GenesisBlock) // a short genesis leaves a zero header
+	g := bi.newNode(h, h.BlockHash(), nil)
+	g.Status = StatusHeaderValid | StatusDataValid | StatusConnected
+	bi.genesis = g
+	bi.best = g
+	return bi
+}
+
+// Params returns the network parameters the index was built for.
+func (bi *BlockIndex) Params() *params.Params { return bi.params }
+
+// Genesis returns the genesis node.
+func (bi *BlockIndex) Genesis() *BlockNode { return bi.genesis }
+
+// Len returns the number of nodes, genesis included.
+func (bi *BlockIndex) Len() int { return len(bi.nodes) }
+
+// Lookup returns the node for hash, or nil.
+func (bi *BlockIndex) Lookup(hash wire.Hash) *BlockNode { return bi.nodes[hash] }
+
+// BestHeader returns the node with the most chain work among those not
+// marked invalid; among equal work the one added first wins, like Core's
+// pindexBestHeader.
+func (bi *BlockIndex) BestHeader() *BlockNode { return bi.best }
+
+// newNode links a node for h under parent and registers it. It does not
+// touch the best header.
+func (bi *BlockIndex) newNode(h wire.Header, hash wire.Hash, parent *BlockNode) *BlockNode {
+	n := &BlockNode{Hash: hash, Header: h, Parent: parent, seq: bi.nextSeq}
+	bi.nextSeq++
+	work := CalcWork(h.Bits)
+	if parent != nil {
+		n.Height = parent.Height + 1
+		n.ChainWork = work.Add(work, parent.ChainWork)
+		n.skip = parent.Ancestor(skipHeight(n.Height))
+		if parent.Status.Invalid() {
+			n.Status |= StatusFailedParent
+		}
+	} else {
+		n.ChainWork = work
+	}
+	bi.nodes[hash] = n
+	bi.dirty[n] = struct{}{}
+	return n
+}
+
+// better reports whether a should replace b as best header.
+func better(a, b *BlockNode) bool {
+	if b == nil {
+		return true
+	}
+	c := a.ChainWork.Cmp(b.ChainWork)
+	return c > 0 || (c == 0 && a.seq < b.seq)
+}
+
+// consider makes n the best header if it is valid and has more work.
+func (bi *BlockIndex) consider(n *BlockNode) {
+	if !n.Status.Invalid() && n.ChainWork.Cmp(bi.best.ChainWork) > 0 {
+		bi.best = n
+	}
+}
+
+// recomputeBest scans every node for the best valid header.
+func (bi *BlockIndex) recomputeBest() {
+	var best *BlockNode
+	for _, n := range bi.nodes {
+		if !n.Status.Invalid() && better(n, best) {
+			best = n
+		}
+	}
+	if best == nil {
+		best = bi.genesis // every node invalid: keep a non-nil answer
+	}
+	bi.best = best
+}
+
+// AddHeader links an already-checked header (see AcceptHeader) under its
+// parent with status StatusHeaderValid, computing height and chain work. A
+// header already present returns its node. An unknown parent returns
+// ErrOrphanHeader. A child of an invalid node is marked StatusFailedParent.
+func (bi *BlockIndex) AddHeader(h wire.Header) (*BlockNode, error) {
+	return bi.Insert(h, StatusHeaderValid, "")
+}
+
+// Insert adds a header with a known status and reject reason, as when
+// loading a persisted index; height and chain work are recomputed from the
+// parent, which must already be present (else ErrOrphanHeader). If the
+// header is already present its status and reason are replaced. Failure
+// flags in status are kept as given (descendants added later inherit
+// StatusFailedParent).
+func (bi *BlockIndex) Insert(h wire.Header, status BlockStatus, reason string) (*BlockNode, error) {
+	hash := h.BlockHash()
+	if n := bi.nodes[hash]; n != nil {
+		if n.Status != status || n.RejectReason != reason {
+			wasInvalid := n.Status.Invalid()
+			n.Status, n.RejectReason = status, reason
+			bi.dirty[n] = struct{}{}
+			if wasInvalid != status.Invalid() {
+				bi.recomputeBest()
+			}
+		}
+		return n, nil
+	}
+	parent := bi.nodes[h.PrevBlock]
+	if parent == nil {
+		return nil, fmt.Errorf("%w: block %s, parent %s", ErrOrphanHeader, hash, h.PrevBlock)
+	}
+	n := bi.newNode(h, hash, parent)
+	n.Status |= status
+	n.RejectReason = reason
+	bi.consider(n)
+	return n, nil
+}
+
+// IndexEntry is one persisted block-index record for InsertAll.
+type IndexEntry struct {
+	Header       wire.Header
+	Status       BlockStatus
+	RejectReason string
+}
+
+// InsertAll inserts persisted entries in any order: each entry goes in after
+// its parent. Entries whose ancestry does not reach the index are skipped
+// and reported in the returned error (wrapping ErrOrphanHeader); all others
+// are inserted.
+func (bi *BlockIndex) InsertAll(entries []IndexEntry) error {
+	byHash := make(map[wire.Hash]int, len(entries))
+	hashes := make([]wire.Hash, len(entries))
+	for i := range entries {
+		hashes[i] = entries[i].Header.BlockHash()
+		byHash[hashes[i]] = i
+	}
+	done := make([]bool, len(entries))
+	orphans := 0
+	var stack []int
+	for i := range entries {
+		if done[i] {
+			continue
+		}
+		// Walk up to the first ancestor already in the index.
+		stack = stack[:0]
+		linked := true
+		for cur := i; ; {
+			stack = append(stack, cur)
+			if len(stack) > len(entries) {
+				linked = false // a cycle of hashes cannot happen; stay safe
+				break
+			}
+			ph := entries[cur].Header.PrevBlock
+			if _, ok := bi.nodes[ph]; ok {
+				break
+			}
+			j, ok := byHash[ph]
+			if !ok || done[j] {
+				linked = false
+				break
+			}
+			cur = j
+		}
+		for k := len(stack) - 1; k >= 0; k-- {
+			e := stack[k]
+			done[e] = true
+			if !linked {
+				orphans++
+				continue
+			}
+			if _, err := bi.Insert(entries[e].Header, entries[e].Status, entries[e].RejectReason); err != nil {
+				orphans++
+			}
+		}
+	}
+	if orphans > 0 {
+		return fmt.Errorf("%w: %d persisted entries do not link to the index", ErrOrphanHeader, orphans)
+	}
+	return nil
+}
+
+// MarkInvalid marks node as invalid with a Core reject reason and every
+// descendant as StatusFailedParent, then re-selects the best header (Core's
+// InvalidBlockFound / SetBlockFailureFlags).
+func (bi *BlockIndex) MarkInvalid(node *BlockNode, reason string) {
+	if node == nil {
+		return
+	}
+	node.Status |= StatusFailed
+	node.RejectReason = reason
+	bi.dirty[node] = struct{}{}
+	for _, n := range bi.nodes {
+		if n.Height > node.Height && n.Status&StatusFailedParent == 0 && n.Ancestor(node.Height) == node {
+			n.Status |= StatusFailedParent
+			bi.dirty[n] = struct{}{}
+		}
+	}
+	if bi.best.Status.Invalid() {
+		bi.recomputeBest()
+	}
+}
+
+// ClearFailure removes the failure flags from node, its descendants and its
+// ancestors (Core's ResetBlockFailureFlags, behind reconsiderblock).
+func (bi *BlockIndex) ClearFailure(node *BlockNode) {
+	if node == nil {
+		return
+	}
+	for _, n := range bi.nodes {
+		if n.Status.Invalid() && (node.IsAncestorOf(n) || n.IsAncestorOf(node)) {
+			n.Status &^= StatusFailedMask
+			n.RejectReason = ""
+			bi.dirty[n] = struct{}{}
+		}
+	}
+	bi.recomputeBest()
+}
+
+// AddStatus sets the flags f on n (e.g. StatusHaveData or StatusConnected)
+// and records n as dirty. Setting StatusFailed goes through MarkInvalid with
+// n's current RejectReason.
+func (bi *BlockIndex) AddStatus(n *BlockNode, f BlockStatus) {
+	if n == nil || n.Status.Has(f) {
+		return
+	}
+	if f&StatusFailed != 0 {
+		bi.MarkInvalid(n, n.RejectReason)
+	}
+	n.Status |= f
+	bi.dirty[n] = struct{}{}
+}
+
+// TakeDirty returns the nodes added or changed since the last call, in
+// height order, and forgets them; a persister writes exactly these.
+func (bi *BlockIndex) TakeDirty() []*BlockNode {
+	out := make([]*BlockNode, 0, len(bi.dirty))
+	for n := range bi.dirty {
+		out = append(out, n)
+	}
+	clear(bi.dirty)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Height != out[j].Height {
+			return out[i].Height < out[j].Height
+		}
+		return out[i].seq < out[j].seq
+	})
+	return out
+}
+
+// ForEach calls fn for every node in unspecified order until fn returns
+// false.
+func (bi *BlockIndex) ForEach(fn func(*BlockNode) bool) {
+	for _, n := range bi.nodes {
+		if !fn(n) {
+			return
+		}
+	}
+}
+
+// FindFork returns the last common ancestor of a and b (Core's
+// LastCommonAncestor), or nil if either is nil.
+func (bi *BlockIndex) FindFork(a, b *BlockNode) *BlockNode {
+	return lastCommonAncestor(a, b)
+}
+
+func lastCommonAncestor(a, b *BlockNode) *BlockNode {
+	if a == nil || b == nil {
+		return nil
+	}
+	if a.Height > b.Height {
+		a = a.Ancestor(b.Height)
+	} else if b.Height > a.Height {
+		b = b.Ancestor(a.Height)
+	}
+	for a != b && a != nil && b != nil {
+		a, b = a.Parent, b.Parent
+	}
+	if a != b {
+		return nil
+	}
+	return a
+}
+
+// Chain is one branch of the index from genesis to a tip, indexed by height
+// (Core's CChain). The zero value is an empty chain.
+type Chain struct {
+	nodes []*BlockNode
+}
+
+// Tip returns the last node, or nil for an empty chain.
+func (c *Chain) Tip() *BlockNode {
+	if len(c.nodes) == 0 {
+		return nil
+	}
+	return c.nodes[len(c.nodes)-1]
+}
+
+// Genesis returns the node at height 0, or nil for an empty chain.
+func (c *Chain) Genesis() *BlockNode {
+	if len(c.nodes) == 0 {
+		return nil
+	}
+	return c.nodes[0]
+}
+
+// Height returns the tip's height, or -1 for an empty chain.
+func (c *Chain) Height() int32 { return int32(len(c.nodes)) - 1 }
+
+// At returns the node at height, or nil when out of range.
+func (c *Chain) At(height int32) *BlockNode {
+	if height < 0 || int(height) >= len(c.nodes) {
+		return nil
+	}
+	return c.nodes[height]
+}
+
+// Contains reports whether n is on the chain.
+func (c *Chain) Contains(n *BlockNode) bool {
+	return n != nil && c.At(n.Height) == n
+}
+
+// Next returns the successor of n on the chain, or nil if n is the tip or
+// not on the chain.
+func (c *Chain) Next(n *BlockNode) *BlockNode {
+	if !c.Contains(n) {
+		return nil
+	}
+	return c.At(n.Height + 1)
+}
+
+// SetTip makes n the tip, refilling heights back to where the old chain and
+// n's branch meet; nil empties the chain.
+func (c *Chain) SetTip(n *BlockNode) {
+	if n == nil {
+		clear(c.nodes)
+		c.nodes = c.nodes[:0]
+		return
+	}
+	size := int(n.Height) + 1
+	if size <= cap(c.nodes) {
+		clear(c.nodes[min(size, len(c.nodes)):len(c.nodes)]) // drop stale pointers
+		c.nodes = c.nodes[:size]
+	} else {
+		grown := make([]*BlockNode, size, size+size/8)
+		copy(grown, c.nodes)
+		c.nodes = grown
+	}
+	for b := n; b != nil && c.nodes[b.Height] != b; b = b.Parent {
+		c.nodes[b.Height] = b
+	}
+}
+
+// FindFork returns the last node of the chain that is an ancestor of n (or
+// n itself), Core's CChain::FindFork; nil if n is nil or shares no node.
+func (c *Chain) FindFork(n *BlockNode) *BlockNode {
+	if n == nil {
+		return nil
+	}
+	if n.Height > c.Height() {
+		n = n.Ancestor(c.Height())
+	}
+	for n != nil && !c.Contains(n) {
+		n = n.Parent
+	}
+	return n
+}
