@@ -1,0 +1,664 @@
+// Command _asm generates merkle/sha256d_amd64.s and its Go stubs with avo:
+// SHA-256d of batches of 64-byte messages (merkle node pairs) using AVX2 (8
+// lanes), AVX-512 (16 lanes) and SHA-NI (two interleaved streams).
+//
+// Run it through `go generate ./merkle/...` from the main module.
+//
+// Layout of every kernel: transform 1 hashes the message from the SHA-256
+// IV; transform 2 is the constant padding block of a 64-byte message, whose
+// K+W schedule is a precomputed table; transform 3 hashes the 32-byte digest
+// with its constant padding words.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+var k = [64]uint32{
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+}
+
+var iv = [8]uint32{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19}
+
+func ror(x uint32, n uint) uint32 { return x>>n | x<<(32-n) }
+
+// schedule expands W[16..63] in place.
+func schedule(w *[64]uint32) {
+	for i := 16; i < 64; i++ {
+		s0 := ror(w[i-15], 7) ^ ror(w[i-15], 18) ^ w[i-15]>>3
+		s1 := ror(w[i-2], 17) ^ ror(w[i-2], 19) ^ w[i-2]>>10
+		w[i] = s1 + w[i-7] + s0 + w[i-16]
+	}
+}
+
+// padKW is K+W of the constant padding block of a 64-byte message.
+func padKW() (kw [64]uint32) {
+	var w [64]uint32
+	w[0], w[15] = 0x80000000, 512
+	schedule(&w)
+	for i := range kw {
+		kw[i] = k[i] + w[i]
+	}
+	return kw
+}
+
+// table emits a read-only table of 32-bit words, each repeated rep times.
+func table(name string, words []uint32, rep int) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	off := 0
+	for _, v := range words {
+		for r := 0; r < rep; r++ {
+			DATA(off, U32(v))
+			off += 4
+		}
+	}
+	return m
+}
+
+// bswapMask emits a PSHUFB mask reversing the bytes of each 32-bit word.
+func bswapMask(name string, bytes int) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := 0; i < bytes; i += 4 {
+		DATA(i, U32(uint32(i+3)|uint32(i+2)<<8|uint32(i+1)<<16|uint32(i)<<24))
+	}
+	return m
+}
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	kw := padKW()
+
+	// AVX2 tables: every word broadcast to 8 lanes (32 bytes).
+	k8 := table("k8", k[:], 8)
+	kw8 := table("padkw8", kw[:], 8)
+	iv8 := table("iv8", iv[:], 8)
+	pad8 := table("pad3w8", []uint32{0x80000000, 0, 256}, 8)
+	mask32 := bswapMask("bswap32", 32)
+
+	// AVX-512 tables: scalar words, broadcast by EVEX embedded broadcast.
+	k1 := table("k1", k[:], 1)
+	kw1 := table("padkw1", kw[:], 1)
+	iv1 := table("iv1", iv[:], 1)
+	pad1 := table("pad3w1", []uint32{0x80000000, 256}, 1)
+	mask64 := bswapMask("bswap64", 64)
+
+	genVector(avx2Ops(k8, kw8, iv8, pad8, mask32))
+	genVector(avx512Ops(k1, kw1, iv1, pad1, mask64))
+	genSHANI(kw)
+	Generate()
+}
+
+// vecOps abstracts the differences between the AVX2 and AVX-512 kernels.
+type vecOps struct {
+	name, doc string
+	lanes     int
+	width     int // bytes per register
+	regs      []Register
+	// addK adds K[t] (t < 64), padKW[t] (t >= 64) to x.
+	addK func(t int, x Register)
+	// iv loads IV word i into x.
+	iv func(i int, x Register)
+	// pad3 stores transform 3's constant words W[8..15] to w.
+	pad3        func(w func(int) Mem, tmp Register)
+	sigmaBig    func(x, t0, t1, t2, dst Register, r1, r2, r3 uint64)
+	sigmaSmall  func(x, t0, t1, dst Register, r1, r2, s uint64)
+	ch          func(e, f, g, dst Register)
+	bswap       func(x Register)
+	transposeIn func(in Mem, w func(int) Mem)
+	storeOut    func(out Mem, s []Register)
+}
+
+func avx2Ops(k8, kw8, iv8, pad8, mask Mem) *vecOps {
+	o := &vecOps{name: "sha256d64AVX2", lanes: 8, width: 32}
+	o.doc = "sha256d64AVX2 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 8 messages per step; n must be a positive multiple of 8. out may equal in."
+	for _, r := range []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15} {
+		o.regs = append(o.regs, r)
+	}
+	o.addK = func(t int, x Register) {
+		if t < 64 {
+			VPADDD(k8.Offset(32*t), x, x)
+		} else {
+			VPADDD(kw8.Offset(32*(t-64)), x, x)
+		}
+	}
+	o.iv = func(i int, x Register) { VMOVDQU(iv8.Offset(32*i), x) }
+	o.pad3 = func(w func(int) Mem, tmp Register) {
+		VMOVDQU(pad8, tmp)
+		VMOVDQU(tmp, w(8))
+		VMOVDQU(pad8.Offset(32), tmp)
+		for i := 9; i < 15; i++ {
+			VMOVDQU(tmp, w(i))
+		}
+		VMOVDQU(pad8.Offset(64), tmp)
+		VMOVDQU(tmp, w(15))
+	}
+	// rotr(x, r) = x>>r | x<<(32-r); three rotations XORed as a tree.
+	o.sigmaBig = func(x, t0, t1, t2, dst Register, r1, r2, r3 uint64) {
+		VPSRLD(U8(r1), x, dst)
+		VPSLLD(U8(32-r1), x, t0)
+		VPSRLD(U8(r2), x, t1)
+		VPSLLD(U8(32-r2), x, t2)
+		VPXOR(t0, dst, dst)
+		VPXOR(t2, t1, t1)
+		VPSRLD(U8(r3), x, t0)
+		VPSLLD(U8(32-r3), x, t2)
+		VPXOR(t1, dst, dst)
+		VPXOR(t2, t0, t0)
+		VPXOR(t0, dst, dst)
+	}
+	o.sigmaSmall = func(x, t0, t1, dst Register, r1, r2, s uint64) {
+		VPSRLD(U8(s), x, dst)
+		VPSRLD(U8(r1), x, t0)
+		VPSLLD(U8(32-r1), x, t1)
+		VPXOR(t0, dst, dst)
+		VPXOR(t1, dst, dst)
+		VPSRLD(U8(r2), x, t0)
+		VPSLLD(U8(32-r2), x, t1)
+		VPXOR(t0, dst, dst)
+		VPXOR(t1, dst, dst)
+	}
+	o.ch = func(e, f, g, dst Register) {
+		VPXOR(g, f, dst)
+		VPAND(e, dst, dst)
+		VPXOR(g, dst, dst)
+	}
+	o.bswap = func(x Register) { VPSHUFB(mask, x, x) }
+	r := o.regs
+	o.transposeIn = func(in Mem, w func(int) Mem) {
+		for half := 0; half < 2; half++ {
+			for i := 0; i < 8; i++ {
+				VMOVDQU(in.Offset(64*i+32*half), r[i])
+				VPSHUFB(mask, r[i], r[i])
+			}
+			rows := transpose8(r[:8], r[8:])
+			for j, x := range rows {
+				VMOVDQU(x, w(8*half+j))
+			}
+		}
+	}
+	o.storeOut = func(out Mem, s []Register) {
+		tmp := []Register{}
+		used := map[Register]bool{}
+		for _, x := range s {
+			used[x] = true
+		}
+		for _, x := range r {
+			if !used[x] {
+				tmp = append(tmp, x)
+			}
+		}
+		for _, x := range s {
+			VPSHUFB(mask, x, x)
+		}
+		rows := transpose8(s, tmp)
+		for i, x := range rows {
+			VMOVDQU(x, out.Offset(32*i))
+		}
+	}
+	return o
+}
+
+// transpose8 transposes the 8x8 matrix of 32-bit words in rows (row i =
+// register i) using the 8 temporaries; it returns the registers holding the
+// transposed rows in order (a mix of rows and tmp).
+func transpose8(rows, tmp []Register) []Register {
+	t := tmp
+	for p := 0; p < 4; p++ {
+		VPUNPCKLDQ(rows[2*p+1], rows[2*p], t[2*p])
+		VPUNPCKHDQ(rows[2*p+1], rows[2*p], t[2*p+1])
+	}
+	// u[g][k] lane L = word 4L+k of rows 4g..4g+3.
+	var u [2][4]Register
+	for g := 0; g < 2; g++ {
+		u[g][0], u[g][1], u[g][2], u[g][3] = rows[4*g], rows[4*g+1], rows[4*g+2], rows[4*g+3]
+		VPUNPCKLQDQ(t[4*g+2], t[4*g], u[g][0])
+		VPUNPCKHQDQ(t[4*g+2], t[4*g], u[g][1])
+		VPUNPCKLQDQ(t[4*g+3], t[4*g+1], u[g][2])
+		VPUNPCKHQDQ(t[4*g+3], t[4*g+1], u[g][3])
+	}
+	out := make([]Register, 8)
+	for kk := 0; kk < 4; kk++ {
+		out[kk], out[4+kk] = t[2*kk], t[2*kk+1]
+		VPERM2I128(U8(0x20), u[1][kk], u[0][kk], out[kk])
+		VPERM2I128(U8(0x31), u[1][kk], u[0][kk], out[4+kk])
+	}
+	return out
+}
+
+func avx512Ops(k1, kw1, iv1, pad1, mask Mem) *vecOps {
+	o := &vecOps{name: "sha256d64AVX512", lanes: 16, width: 64}
+	o.doc = "sha256d64AVX512 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 16 messages per step; n must be a positive multiple of 16. out may equal in."
+	for i := 0; i < 32; i++ {
+		o.regs = append(o.regs, zreg(i))
+	}
+	o.addK = func(t int, x Register) {
+		if t < 64 {
+			VPADDD_BCST(k1.Offset(4*t), x, x)
+		} else {
+			VPADDD_BCST(kw1.Offset(4*(t-64)), x, x)
+		}
+	}
+	o.iv = func(i int, x Register) { VPBROADCASTD(iv1.Offset(4*i), x) }
+	o.pad3 = func(w func(int) Mem, tmp Register) {
+		VPBROADCASTD(pad1, tmp)
+		VMOVDQU32(tmp, w(8))
+		VPXORD(tmp, tmp, tmp)
+		for i := 9; i < 15; i++ {
+			VMOVDQU32(tmp, w(i))
+		}
+		VPBROADCASTD(pad1.Offset(4), tmp)
+		VMOVDQU32(tmp, w(15))
+	}
+	o.sigmaBig = func(x, t0, t1, t2, dst Register, r1, r2, r3 uint64) {
+		VPRORD(U8(r1), x, dst)
+		VPRORD(U8(r2), x, t0)
+		VPRORD(U8(r3), x, t1)
+		VPTERNLOGD(U8(0x96), t1, t0, dst)
+	}
+	o.sigmaSmall = func(x, t0, t1, dst Register, r1, r2, s uint64) {
+		VPRORD(U8(r1), x, dst)
+		VPRORD(U8(r2), x, t0)
+		VPSRLD(U8(s), x, t1)
+		VPTERNLOGD(U8(0x96), t1, t0, dst)
+	}
+	o.ch = func(e, f, g, dst Register) {
+		VMOVDQA32(e, dst)
+		VPTERNLOGD(U8(0xCA), g, f, dst)
+	}
+	o.bswap = func(x Register) { VPSHUFB(mask, x, x) }
+	r := o.regs
+	o.transposeIn = func(in Mem, w func(int) Mem) {
+		for i := 0; i < 16; i++ {
+			VMOVDQU32(in.Offset(64*i), r[i])
+			VPSHUFB(mask, r[i], r[i])
+		}
+		t := r[16:]
+		for p := 0; p < 8; p++ {
+			VPUNPCKLDQ(r[2*p+1], r[2*p], t[2*p])
+			VPUNPCKHDQ(r[2*p+1], r[2*p], t[2*p+1])
+		}
+		// u[g][k] (register r[4g+k]) lane L = word 4L+k of messages 4g..4g+3.
+		var u [4][4]Register
+		for g := 0; g < 4; g++ {
+			for kk := 0; kk < 4; kk++ {
+				u[g][kk] = r[4*g+kk]
+			}
+			VPUNPCKLQDQ(t[4*g+2], t[4*g], u[g][0])
+			VPUNPCKHQDQ(t[4*g+2], t[4*g], u[g][1])
+			VPUNPCKLQDQ(t[4*g+3], t[4*g+1], u[g][2])
+			VPUNPCKHQDQ(t[4*g+3], t[4*g+1], u[g][3])
+		}
+		for kk := 0; kk < 4; kk++ {
+			p0, p1, q0, q1 := t[0], t[1], t[2], t[3]
+			VSHUFI32X4(U8(0x44), u[1][kk], u[0][kk], p0)
+			VSHUFI32X4(U8(0xEE), u[1][kk], u[0][kk], p1)
+			VSHUFI32X4(U8(0x44), u[3][kk], u[2][kk], q0)
+			VSHUFI32X4(U8(0xEE), u[3][kk], u[2][kk], q1)
+			o0, o1, o2, o3 := t[4], t[5], t[6], t[7]
+			VSHUFI32X4(U8(0x88), q0, p0, o0)
+			VSHUFI32X4(U8(0xDD), q0, p0, o1)
+			VSHUFI32X4(U8(0x88), q1, p1, o2)
+			VSHUFI32X4(U8(0xDD), q1, p1, o3)
+			VMOVDQU32(o0, w(kk))
+			VMOVDQU32(o1, w(4+kk))
+			VMOVDQU32(o2, w(8+kk))
+			VMOVDQU32(o3, w(12+kk))
+		}
+	}
+	o.storeOut = func(out Mem, s []Register) {
+		for _, x := range s {
+			VPSHUFB(mask, x, x)
+		}
+		t := r[16:24]
+		for p := 0; p < 4; p++ {
+			VPUNPCKLDQ(s[2*p+1], s[2*p], t[2*p])
+			VPUNPCKHDQ(s[2*p+1], s[2*p], t[2*p+1])
+		}
+		// u[k] lane L = words 0-3 of message 4L+k; u[4+k] = words 4-7.
+		u := r[24:32]
+		for g := 0; g < 2; g++ {
+			VPUNPCKLQDQ(t[4*g+2], t[4*g], u[4*g+0])
+			VPUNPCKHQDQ(t[4*g+2], t[4*g], u[4*g+1])
+			VPUNPCKLQDQ(t[4*g+3], t[4*g+1], u[4*g+2])
+			VPUNPCKHQDQ(t[4*g+3], t[4*g+1], u[4*g+3])
+		}
+		a, b := t[0:4], t[4:8]
+		for kk := 0; kk < 4; kk++ {
+			VSHUFI32X4(U8(0x44), u[4+kk], u[kk], a[kk])
+			VSHUFI32X4(U8(0xEE), u[4+kk], u[kk], b[kk])
+		}
+		o := s
+		for kk := 0; kk < 4; kk += 2 {
+			VSHUFI32X4(U8(0x88), a[kk+1], a[kk], o[0])
+			VSHUFI32X4(U8(0xDD), a[kk+1], a[kk], o[1])
+			VSHUFI32X4(U8(0x88), b[kk+1], b[kk], o[2])
+			VSHUFI32X4(U8(0xDD), b[kk+1], b[kk], o[3])
+			VMOVDQU32(o[0], out.Offset(32*kk))
+			VMOVDQU32(o[1], out.Offset(32*(4+kk)))
+			VMOVDQU32(o[2], out.Offset(32*(8+kk)))
+			VMOVDQU32(o[3], out.Offset(32*(12+kk)))
+		}
+	}
+	return o
+}
+
+func zreg(i int) VecPhysical {
+	return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i]
+}
+
+func vmov(o *vecOps, src, dst Op) {
+	if o.width == 64 {
+		VMOVDQU32(src, dst)
+	} else {
+		VMOVDQU(src, dst)
+	}
+}
+
+// genVector emits one multi-lane kernel.
+func genVector(o *vecOps) {
+	TEXT(o.name, 0, "func(out, in *byte, n int)")
+	Doc(o.doc)
+	out := Mem{Base: Load(Param("out"), RDI)}
+	in := Mem{Base: Load(Param("in"), RSI)}
+	n := Load(Param("n"), RCX)
+	// Frame: the 64-entry message schedule and the transform-1 state.
+	// Go's assembler gives SP-relative slots; no alignment is assumed.
+	sched := AllocLocal(64 * o.width)
+	saved := AllocLocal(8 * o.width)
+	w := func(t int) Mem { return sched.Offset(o.width * t) }
+	sv := func(i int) Mem { return saved.Offset(o.width * i) }
+	r := o.regs
+
+	Label(o.name + "_loop")
+	Comment("Transform 1: load, byte-swap and transpose the messages into W[0..15].")
+	o.transposeIn(in, w)
+	expandSchedule(o, w)
+	st := []Register{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]}
+	for i, x := range st {
+		o.iv(i, x)
+	}
+	st = rounds(o, st, func(t int, h Register) {
+		o.addK(t, h)
+		VPADDD(w(t), h, h)
+	})
+	tmp := r[8]
+	for i, x := range st {
+		o.iv(i, tmp)
+		VPADDD(tmp, x, x)
+		vmov(o, x, sv(i))
+	}
+	Comment("Transform 2: the constant padding block (precomputed K+W).")
+	st = rounds(o, st, func(t int, h Register) { o.addK(64+t, h) })
+	for i, x := range st {
+		VPADDD(sv(i), x, x)
+		vmov(o, x, w(i))
+	}
+	Comment("Transform 3: hash the 32-byte digest.")
+	o.pad3(w, tmp)
+	expandSchedule(o, w)
+	st = []Register{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]}
+	for i, x := range st {
+		o.iv(i, x)
+	}
+	st = rounds(o, st, func(t int, h Register) {
+		o.addK(t, h)
+		VPADDD(w(t), h, h)
+	})
+	for i, x := range st {
+		o.iv(i, tmp)
+		VPADDD(tmp, x, x)
+	}
+	Comment("Byte-swap, transpose and store the digests.")
+	o.storeOut(out, st)
+
+	ADDQ(U32(64*o.lanes), in.Base)
+	ADDQ(U32(32*o.lanes), out.Base)
+	SUBQ(U32(o.lanes), n)
+	JNZ(LabelRef(o.name + "_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// expandSchedule computes W[16..63] from W[0..15] in the frame.
+func expandSchedule(o *vecOps, w func(int) Mem) {
+	r := o.regs
+	for t := 16; t < 64; t++ {
+		// Two independent chains alternate between register sets.
+		b := 0
+		if t%2 == 1 {
+			b = 6
+		}
+		x1, x2, s1, s0, t0, t1 := r[b], r[b+1], r[b+2], r[b+3], r[b+4], r[b+5]
+		vmov(o, w(t-2), x1)
+		vmov(o, w(t-15), x2)
+		o.sigmaSmall(x1, t0, t1, s1, 17, 19, 10)
+		o.sigmaSmall(x2, t0, t1, s0, 7, 18, 3)
+		VPADDD(w(t-7), s1, s1)
+		VPADDD(w(t-16), s0, s0)
+		VPADDD(s0, s1, s1)
+		vmov(o, s1, w(t))
+	}
+}
+
+// rounds emits 64 rounds over state st (a..h) and returns the registers
+// holding the new a..h. addKW adds K[t]+W[t] into its register.
+func rounds(o *vecOps, st []Register, addKW func(t int, h Register)) []Register {
+	r := o.regs
+	a, b, c, d, e, f, g, h := st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
+	t0, t1, t2, t3, bc, ab := r[8], r[9], r[10], r[11], r[12], r[13]
+	if o.width != 64 {
+		VPXOR(c, b, bc)
+	}
+	for t := 0; t < 64; t++ {
+		addKW(t, h)
+		o.ch(e, f, g, t3)
+		o.sigmaBig(e, t0, t1, t2, ab, 6, 11, 25)
+		VPADDD(t3, h, h)
+		VPADDD(ab, h, h) // h = T1
+		VPADDD(h, d, d)  // e' = d + T1
+		o.sigmaBig(a, t0, t1, t2, t3, 2, 13, 22)
+		VPADDD(t3, h, h)
+		if o.width == 64 {
+			// Maj via ternary logic (majority truth table 0xE8).
+			VMOVDQA32(a, t3)
+			VPTERNLOGD(U8(0xE8), c, b, t3)
+			VPADDD(t3, h, h) // a' = T1 + T2
+		} else {
+			// Maj(a,b,c) = ((a^b) & (b^c)) ^ b; a^b is next round's b^c.
+			VPXOR(b, a, ab)
+			VPAND(ab, bc, bc)
+			VPXOR(b, bc, bc)
+			VPADDD(bc, h, h) // a' = T1 + T2
+			bc, ab = ab, bc
+		}
+		a, b, c, d, e, f, g, h = h, a, b, c, d, e, f, g
+	}
+	return []Register{a, b, c, d, e, f, g, h}
+}
+
+// genSHANI emits the SHA-NI kernel: two interleaved streams per step and a
+// single stream for an odd last message, after Core's sha256_x86_shani.cpp.
+func genSHANI(kw [64]uint32) {
+	// K, the padding block's K+W, and transform 3's K+W for its constant
+	// words W[8..15] (0x80000000, zeros, 256), all as 16-byte quads.
+	quads := table("shani_k", k[:], 1)
+	padq := table("shani_padkw", kw[:], 1)
+	t3w := []uint32{0x80000000, 0, 0, 0, 0, 0, 0, 256}
+	var t3kw []uint32
+	for i, v := range t3w {
+		t3kw = append(t3kw, k[8+i]+v)
+	}
+	t3q := table("shani_t3kw", t3kw, 1)
+	t3m := table("shani_t3w", t3w, 1)
+	// The IV in the ABEF/CDGH order SHA256RNDS2 uses.
+	init := table("shani_init", []uint32{iv[5], iv[4], iv[1], iv[0], iv[7], iv[6], iv[3], iv[2]}, 1)
+	mask := bswapMask("shani_bswap", 16)
+
+	TEXT("sha256d64SHANI", NOSPLIT, "func(out, in *byte, n int)")
+	Doc("sha256d64SHANI sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, two interleaved messages per step and one for an odd last message; n must be positive. out may equal in.")
+	out := Mem{Base: Load(Param("out"), RDI)}
+	in := Mem{Base: Load(Param("in"), RSI)}
+	n := Load(Param("n"), RCX)
+	streams := []shaStream{
+		{s0: X1, s1: X2, m: [4]Register{X3, X4, X5, X6}, off: 0},
+		{s0: X7, s1: X8, m: [4]Register{X9, X10, X11, X12}, off: 1},
+	}
+	// Legacy-SSE memory operands must be 16-byte aligned, which Go's DATA
+	// symbols do not promise: constants always go through MOVOU.
+	g := &shaGen{msg: X0, tmp: X13, mask: X14, cst: X15,
+		k: quads, pad: padq, t3: t3q, t3w: t3m, init: init, in: in, out: out}
+	MOVOU(mask, g.mask)
+
+	CMPQ(n, U8(2))
+	JB(LabelRef("shani_one"))
+	Label("shani_loop")
+	g.body(streams)
+	ADDQ(U8(128), in.Base)
+	ADDQ(U8(64), out.Base)
+	SUBQ(U8(2), n)
+	CMPQ(n, U8(2))
+	JAE(LabelRef("shani_loop"))
+	TESTQ(n, n)
+	JZ(LabelRef("shani_done"))
+	Label("shani_one")
+	g.body(streams[:1])
+	Label("shani_done")
+	RET()
+}
+
+type shaStream struct {
+	s0, s1 Register // ABEF, CDGH
+	m      [4]Register
+	off    int // message index within the step
+}
+
+type shaGen struct {
+	msg, tmp, mask, cst   Register
+	k, pad, t3, t3w, init Mem
+	in, out               Mem
+}
+
+// quad runs four rounds; msg already holds W+K for them.
+func (g *shaGen) quad(s *shaStream) {
+	SHA256RNDS2(g.msg, s.s0, s.s1)
+	PSHUFD(U8(0x0e), g.msg, g.msg)
+	SHA256RNDS2(g.msg, s.s1, s.s0)
+}
+
+// msgC is Core's ShiftMessageC: m2 = msg2(m2 + alignr(m1, m0, 4), m1).
+func (g *shaGen) msgC(m0, m1, m2 Register) {
+	MOVOU(m1, g.tmp)
+	PALIGNR(U8(4), m0, g.tmp)
+	PADDD(g.tmp, m2)
+	SHA256MSG2(m1, m2)
+}
+
+// unshuffle turns ABEF/CDGH into state words 0..3 / 4..7.
+func (g *shaGen) unshuffle(s *shaStream) {
+	PSHUFD(U8(0x1B), s.s0, g.tmp)
+	PSHUFD(U8(0xB1), s.s1, s.s1)
+	MOVOU(g.tmp, s.s0)
+	PBLENDW(U8(0xF0), s.s1, s.s0)
+	PALIGNR(U8(8), g.tmp, s.s1)
+}
+
+func (g *shaGen) addInit(s *shaStream) {
+	MOVOU(g.init, g.cst)
+	PADDD(g.cst, s.s0)
+	MOVOU(g.init.Offset(16), g.cst)
+	PADDD(g.cst, s.s1)
+}
+
+// body emits the three transforms for the given streams, interleaved. All
+// input is loaded before any output is stored, so out may equal in.
+func (g *shaGen) body(ss []shaStream) {
+	each := func(f func(s *shaStream)) {
+		for i := range ss {
+			f(&ss[i])
+		}
+	}
+	Comment("Transform 1.")
+	each(func(s *shaStream) {
+		MOVOU(g.init, s.s0)
+		MOVOU(g.init.Offset(16), s.s1)
+		for i := 0; i < 4; i++ {
+			MOVOU(g.in.Offset(64*s.off+16*i), s.m[i])
+			PSHUFB(g.mask, s.m[i])
+		}
+	})
+	g.messageRounds(ss, false)
+	each(g.addInit)
+	Comment("Transform 2: constant padding block.")
+	each(func(s *shaStream) {
+		MOVOU(s.s0, s.m[0])
+		MOVOU(s.s1, s.m[1])
+	})
+	for q := 0; q < 16; q++ {
+		each(func(s *shaStream) {
+			MOVOU(g.pad.Offset(16*q), g.msg)
+			g.quad(s)
+		})
+	}
+	each(func(s *shaStream) {
+		PADDD(s.m[0], s.s0)
+		PADDD(s.m[1], s.s1)
+		g.unshuffle(s)
+	})
+	Comment("Transform 3: the digest plus constant padding words.")
+	each(func(s *shaStream) {
+		MOVOU(s.s0, s.m[0])
+		MOVOU(s.s1, s.m[1])
+		MOVOU(g.t3w, s.m[2])
+		MOVOU(g.t3w.Offset(16), s.m[3])
+		MOVOU(g.init, s.s0)
+		MOVOU(g.init.Offset(16), s.s1)
+	})
+	g.messageRounds(ss, true)
+	each(func(s *shaStream) {
+		g.addInit(s)
+		g.unshuffle(s)
+		PSHUFB(g.mask, s.s0)
+		PSHUFB(g.mask, s.s1)
+		MOVOU(s.s0, g.out.Offset(32*s.off))
+		MOVOU(s.s1, g.out.Offset(32*s.off+16))
+	})
+}
+
+// messageRounds emits the 64 rounds of a transform whose message words are in
+// m[0..3] of each stream, with the schedule of Core's ShiftMessageA/B/C. For
+// transform 3 (t3), quads 2 and 3 use precomputed K+W of the constant words.
+func (g *shaGen) messageRounds(ss []shaStream, t3 bool) {
+	for q := 0; q < 16; q++ {
+		for i := range ss {
+			s := &ss[i]
+			m := s.m
+			if t3 && (q == 2 || q == 3) {
+				MOVOU(g.t3.Offset(16*(q-2)), g.msg)
+			} else {
+				MOVOU(g.k.Offset(16*q), g.msg)
+				PADDD(m[q%4], g.msg)
+			}
+			g.quad(s)
+			m0, m1, m2 := m[(q+3)%4], m[q%4], m[(q+1)%4]
+			switch {
+			case q == 1 || q == 2:
+				SHA256MSG1(m1, m0) // ShiftMessageA(m[q-1], m[q])
+			case q >= 3 && q <= 12:
+				g.msgC(m0, m1, m2)
+				SHA256MSG1(m1, m0)
+			case q == 13 || q == 14:
+				g.msgC(m0, m1, m2)
+			}
+		}
+	}
+}
