@@ -1,12 +1,42 @@
-// Command utxod validates Bitcoin blocks and keeps the UTXO set they produce.
+// Command utxod fully validates Bitcoin blocks and keeps the UTXO set they
+// produce. See README.md for the subcommands.
 package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 )
 
+const usage = `utxod — a Bitcoin block validator and UTXO-set service
+
+Usage:
+  utxod <command> [flags]
+
+Commands:
+  import       validate and connect blocks from Core block files (blk*.dat framing)
+  help         show this help
+
+Run 'utxod <command> --help' for a command's flags.
+`
+
 func main() {
-	fmt.Fprintln(os.Stderr, "utxod: not yet wired")
-	os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "import":
+		return cmdImport(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "utxod: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
 }

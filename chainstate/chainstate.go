@@ -1,0 +1,356 @@
+package chainstate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"utxod/params"
+	"utxod/utxo"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// Status is the outcome of submitting a valid block.
+type Status string
+
+const (
+	StatusConnected  Status = "connected"   // on the active chain
+	StatusSideBranch Status = "side-branch" // stored, on a branch with less work
+	StatusOrphan     Status = "orphan"      // parent unknown; held until it arrives
+	StatusDuplicate  Status = "duplicate"   // already known
+)
+
+// Result describes a processed block.
+type Result struct {
+	Hash   wire.Hash `json:"hash"`
+	Height int32     `json:"height"`
+	Status Status    `json:"status"`
+}
+
+// ErrParse wraps a block that could not be parsed.
+var ErrParse = errors.New("chainstate: block does not parse")
+
+// maxOrphans bounds the orphan pool.
+const maxOrphans = 1024
+
+// Chainstate is the node: block index, active chain, coin store and
+// statistics. All methods are safe for concurrent use; blocks are processed
+// one at a time.
+type Chainstate struct {
+	mu     sync.RWMutex
+	p      *params.Params
+	v      *validate.Validator
+	log    *slog.Logger
+	store  Store
+	index  *validate.BlockIndex
+	chain  validate.Chain
+	stats  Stats
+	blocks map[wire.Hash][]byte   // block data not (yet) on the active chain
+	orph   map[wire.Hash][][]byte // orphans by missing parent
+	nOrph  int
+	now    func() int64
+
+	// hash_serialized_3 cache for one tip; guarded by hs3mu because Info
+	// runs under the read lock.
+	hs3mu    sync.Mutex
+	hs3      wire.Hash
+	hs3Tip   wire.Hash
+	hs3Valid bool
+}
+
+// Config configures a Chainstate.
+type Config struct {
+	Params    *params.Params
+	Validator *validate.Validator
+	Store     Store
+	Log       *slog.Logger
+	// Now is the clock for the two-hour future-time rule (default time.Now).
+	Now func() time.Time
+}
+
+// New returns a chainstate at genesis over an empty store.
+func New(cfg Config) (*Chainstate, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := func() int64 { return time.Now().Unix() }
+	if cfg.Now != nil {
+		now = func() int64 { return cfg.Now().Unix() }
+	}
+	cs := &Chainstate{
+		p: cfg.Params, v: cfg.Validator, log: log, store: cfg.Store,
+		index:  validate.NewBlockIndex(cfg.Params),
+		blocks: make(map[wire.Hash][]byte),
+		orph:   make(map[wire.Hash][][]byte),
+		now:    now,
+	}
+	g := cs.index.Genesis()
+	cs.index.AddStatus(g, validate.StatusDataValid)
+	cs.chain.SetTip(g)
+	cs.stats.SetTip(0, g.Hash)
+	return cs, nil
+}
+
+// Tip returns the active tip.
+func (cs *Chainstate) Tip() *validate.BlockNode {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	return cs.chain.Tip()
+}
+
+// Stats returns a copy of the statistics at the tip.
+func (cs *Chainstate) Stats() Stats {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	return cs.stats
+}
+
+// ProcessBlock validates raw and, when it extends the most-work valid chain,
+// connects it (reorganising if needed). Invalid blocks return a
+// *validate.RuleError and leave the chainstate unchanged.
+func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
+	raw = bytes.Clone(raw) // the block may be kept as a side branch or orphan
+	b, err := wire.ParseBlock(raw)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrParse, err)
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	res, err := cs.processLocked(b, raw)
+	if err != nil {
+		return res, err
+	}
+	cs.processOrphans(b.Hash)
+	return res, nil
+}
+
+func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
+	res := Result{Hash: b.Hash, Height: -1}
+	if n := cs.index.Lookup(b.Hash); n != nil {
+		res.Height = n.Height
+		if n.Status.Invalid() {
+			return res, &validate.RuleError{Reason: "duplicate-invalid", Detail: "block is marked invalid: " + n.RejectReason}
+		}
+		if n.Status.Has(validate.StatusDataValid) || cs.blocks[b.Hash] != nil {
+			res.Status = StatusDuplicate
+			return res, nil
+		}
+	}
+	if b.Header.PrevBlock != (wire.Hash{}) && cs.index.Lookup(b.Header.PrevBlock) == nil {
+		if cs.nOrph >= maxOrphans {
+			return res, fmt.Errorf("chainstate: orphan pool full (%d blocks)", maxOrphans)
+		}
+		for _, o := range cs.orph[b.Header.PrevBlock] {
+			if bytes.Equal(o[:80], raw[:80]) {
+				res.Status = StatusOrphan
+				return res, nil
+			}
+		}
+		cs.orph[b.Header.PrevBlock] = append(cs.orph[b.Header.PrevBlock], raw)
+		cs.nOrph++
+		res.Status = StatusOrphan
+		return res, nil
+	}
+	node, err := cs.index.AcceptHeader(b.Header, cs.now())
+	if err != nil {
+		return res, err
+	}
+	res.Height = node.Height
+	// Context-free checks now, so a malformed block is never stored. A
+	// mutated block (bad merkle root, duplicate txs, bad witness) says
+	// nothing about the header, which stays valid (Core: BLOCK_MUTATED).
+	if err := cs.v.CheckBlock(b); err != nil {
+		if !mutationReason(validate.Reason(err)) {
+			cs.index.MarkInvalid(node, validate.Reason(err))
+		}
+		return res, err
+	}
+	if err := cs.v.ContextualCheckBlock(b, node.Parent); err != nil {
+		if !mutationReason(validate.Reason(err)) {
+			cs.index.MarkInvalid(node, validate.Reason(err))
+		}
+		return res, err
+	}
+	cs.blocks[b.Hash] = raw
+	tip := cs.chain.Tip()
+	if node.ChainWork.Cmp(tip.ChainWork) <= 0 {
+		res.Status = StatusSideBranch
+		return res, nil
+	}
+	if err := cs.activateBestChain(node); err != nil {
+		return res, err
+	}
+	if cs.chain.Contains(node) {
+		res.Status = StatusConnected
+	} else {
+		res.Status = StatusSideBranch
+	}
+	return res, nil
+}
+
+func mutationReason(r string) bool {
+	switch r {
+	case "bad-txnmrklroot", "bad-txns-duplicate", "bad-witness-nonce-size", "bad-witness-merkle-match", "unexpected-witness":
+		return true
+	}
+	return false
+}
+
+// activateBestChain moves the active chain to target: disconnect back to the
+// fork, then connect target's branch. If a block of the branch is invalid,
+// the branch is marked invalid and the previous chain is restored; the
+// error of the failing block is returned only when that block is target.
+func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
+	oldTip := cs.chain.Tip()
+	fork := cs.index.FindFork(oldTip, target)
+	if err := cs.disconnectTo(fork); err != nil {
+		return err
+	}
+	var path []*validate.BlockNode
+	for n := target; n != fork; n = n.Parent {
+		path = append(path, n)
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		n := path[i]
+		if err := cs.connect(n); err != nil {
+			var re *validate.RuleError
+			if !errors.As(err, &re) {
+				return err // store failure: nothing sensible to restore
+			}
+			cs.index.MarkInvalid(n, re.Reason)
+			cs.log.Warn("invalid block on best branch", "hash", n.Hash, "height", n.Height, "reason", re.Reason)
+			// Restore the old chain, which still has the most valid work.
+			if rerr := cs.disconnectTo(fork); rerr != nil {
+				return rerr
+			}
+			if rerr := cs.connectPath(fork, oldTip); rerr != nil {
+				return rerr
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (cs *Chainstate) connectPath(from, to *validate.BlockNode) error {
+	var path []*validate.BlockNode
+	for n := to; n != from; n = n.Parent {
+		path = append(path, n)
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		if err := cs.connect(path[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
+	for cs.chain.Tip() != fork {
+		tip := cs.chain.Tip()
+		d, err := cs.store.Undo(tip)
+		if err != nil {
+			return fmt.Errorf("chainstate: disconnect %s: %w", tip.Hash, err)
+		}
+		next := cs.stats
+		if err := cs.applyStats(&next, d, false); err != nil {
+			return err
+		}
+		next.SetTip(uint32(tip.Parent.Height), tip.Parent.Hash)
+		if err := cs.store.Disconnect(tip, d, &next); err != nil {
+			return fmt.Errorf("chainstate: disconnect %s: %w", tip.Hash, err)
+		}
+		cs.stats = next
+		cs.chain.SetTip(tip.Parent)
+		cs.log.Debug("disconnected", "hash", tip.Hash, "height", tip.Height)
+	}
+	return nil
+}
+
+// connect validates and connects node, whose parent is the tip.
+func (cs *Chainstate) connect(node *validate.BlockNode) error {
+	raw := cs.blocks[node.Hash]
+	if raw == nil {
+		return fmt.Errorf("chainstate: no data for block %s", node.Hash)
+	}
+	b, err := wire.ParseBlock(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrParse, err)
+	}
+	d, err := cs.v.ConnectBlock(b, node.Parent, cs.store)
+	if err != nil {
+		return err
+	}
+	next := cs.stats
+	if err := cs.applyStats(&next, d, true); err != nil {
+		return err
+	}
+	next.SetTip(uint32(node.Height), node.Hash)
+	if err := cs.store.Connect(node, d, &next); err != nil {
+		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
+	}
+	cs.stats = next
+	cs.index.AddStatus(node, validate.StatusDataValid)
+	cs.chain.SetTip(node)
+	return nil
+}
+
+// processOrphans connects orphans waiting for parent, recursively.
+func (cs *Chainstate) processOrphans(parent wire.Hash) {
+	queue := []wire.Hash{parent}
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		waiting := cs.orph[h]
+		delete(cs.orph, h)
+		cs.nOrph -= len(waiting)
+		for _, raw := range waiting {
+			b, err := wire.ParseBlock(raw)
+			if err != nil {
+				continue
+			}
+			if _, err := cs.processLocked(b, raw); err != nil {
+				cs.log.Warn("orphan rejected", "hash", b.Hash, "err", err)
+				continue
+			}
+			queue = append(queue, b.Hash)
+		}
+	}
+}
+
+// Coin looks up an unspent output at the tip.
+func (cs *Chainstate) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	c, ok, err := cs.store.Coin(op)
+	if ok {
+		c.Script = bytes.Clone(c.Script)
+	}
+	return c, ok, err
+}
+
+// Lookup returns the index entry for hash (nil if unknown).
+func (cs *Chainstate) Lookup(hash wire.Hash) *validate.BlockNode {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	return cs.index.Lookup(hash)
+}
+
+// AtHeight returns the active-chain block at height (nil if beyond the tip).
+func (cs *Chainstate) AtHeight(h int32) *validate.BlockNode {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	return cs.chain.At(h)
+}
+
+// Flush makes the store durable.
+func (cs *Chainstate) Flush() error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.store.Flush()
+}

@@ -1,0 +1,107 @@
+package chainstate
+
+import (
+	"utxod/utxo"
+	"utxod/wire"
+)
+
+// Stats are the chainstate statistics (utxo.Stats): counts, totals and the
+// running MuHash3072, maintained per block.
+type Stats = utxo.Stats
+
+// txDelta is how one block changes the live-output count of one txid.
+type txDelta struct{ before, change int }
+
+// touched computes, per txid the delta touches, the live-output count before
+// the block and its change. sign is +1 for connect, -1 for disconnect.
+func (cs *Chainstate) touched(d *utxo.Delta, sign int, overwritten bool) (map[wire.Hash]*txDelta, error) {
+	m := make(map[wire.Hash]*txDelta)
+	get := func(h wire.Hash) (*txDelta, error) {
+		if t, ok := m[h]; ok {
+			return t, nil
+		}
+		n, err := cs.store.LiveOutputs(h)
+		if err != nil {
+			return nil, err
+		}
+		t := &txDelta{before: n}
+		m[h] = t
+		return t, nil
+	}
+	for _, e := range d.Spent {
+		t, err := get(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		t.change -= sign
+	}
+	if overwritten {
+		for _, e := range d.Overwritten {
+			t, err := get(e.Hash)
+			if err != nil {
+				return nil, err
+			}
+			t.change -= sign
+		}
+	}
+	for _, e := range d.Created {
+		t, err := get(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		t.change += sign
+	}
+	return m, nil
+}
+
+// applyStats accounts for connecting (connect=true) or disconnecting a block
+// with delta d. The store must not have applied the change yet: live-output
+// counts are read as they are before it.
+func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect bool) error {
+	sign := 1
+	if !connect {
+		sign = -1
+	}
+	m, err := cs.touched(d, sign, connect)
+	if err != nil {
+		return err
+	}
+	// Count transactions by txid presence before and after the change.
+	for _, t := range m {
+		before, after := t.before > 0, t.before+t.change > 0
+		if before != after {
+			if after {
+				s.Transactions++
+			} else {
+				s.Transactions--
+			}
+		}
+	}
+	if connect {
+		for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten} {
+			for _, e := range list {
+				if err := s.RemoveCoin(e.Outpoint, e.Coin, false); err != nil {
+					return err
+				}
+			}
+		}
+		for _, e := range d.Created {
+			if err := s.AddCoin(e.Outpoint, e.Coin, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Overwritten coins do not come back (Core's undo data cannot restore them).
+	for _, e := range d.Created {
+		if err := s.RemoveCoin(e.Outpoint, e.Coin, false); err != nil {
+			return err
+		}
+	}
+	for _, e := range d.Spent {
+		if err := s.AddCoin(e.Outpoint, e.Coin, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}

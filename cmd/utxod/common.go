@@ -1,0 +1,71 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"utxod/merkle"
+	"utxod/params"
+	"utxod/script"
+	"utxod/validate"
+)
+
+// commonFlags are shared by every command that validates blocks.
+type commonFlags struct {
+	network      string
+	datadir      string
+	backend      string
+	merkleKernel string
+	logLevel     string
+	logFormat    string
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.network, "network", envOr("UTXOD_NETWORK", "main"), "network: main, testnet3, testnet4, signet or regtest")
+	fs.StringVar(&c.datadir, "datadir", envOr("UTXOD_DATADIR", ""), "data directory (empty: keep the chainstate in memory)")
+	fs.StringVar(&c.backend, "backend", envOr("UTXOD_BACKEND", "pebble"), "store: pebble, rocksdb or bbolt")
+	fs.StringVar(&c.merkleKernel, "merkle-kernel", envOr("UTXOD_MERKLE_KERNEL", "auto"), "SHA-256d merkle kernel: auto, generic, avx2, shani or avx512")
+	fs.StringVar(&c.logLevel, "log-level", envOr("UTXOD_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	fs.StringVar(&c.logFormat, "log-format", envOr("UTXOD_LOG_FORMAT", "text"), "log format: text or json")
+}
+
+func (c *commonFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch strings.ToLower(c.logFormat) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+}
+
+// validator builds the consensus validator for the flags.
+func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Validator, error) {
+	p, err := params.ByName(c.network)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := merkle.New(c.merkleKernel, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--merkle-kernel: %w", err)
+	}
+	v := validate.New(p, script.NewBtcdEngine(), log)
+	v.Merkle = h.Root
+	return p, v, nil
+}

@@ -1,0 +1,37 @@
+package utxo
+
+import "errors"
+
+// ErrCoinNotFound reports an outpoint with no unspent coin.
+var ErrCoinNotFound = errors.New("utxo: coin not found")
+
+// View is the validator's read boundary onto the coin set.
+//
+// Coin returns the unspent coin at op and found=false when op was spent or
+// never existed; err is reserved for failures of the backing store. The
+// returned Coin's Script is owned by the view and must not be modified; it
+// stays valid until the view is next modified.
+type View interface {
+	Coin(op Outpoint) (c Coin, found bool, err error)
+}
+
+// Entry pairs an outpoint with its coin.
+type Entry struct {
+	Outpoint
+	Coin
+}
+
+// Delta is the net effect of connecting one block on the coin set.
+//
+// Spent are coins that existed before the block and were spent by it, in the
+// order the block's inputs spend them; they are the block's undo data.
+// Overwritten are coins that existed before the block and were replaced by
+// an identical outpoint (only the two BIP30-exception coinbases on mainnet);
+// Core's undo data cannot restore them and neither can ours. Created are the
+// coins the block adds that are still unspent at its end (coins created and
+// spent inside the block appear in neither list).
+type Delta struct {
+	Spent       []Entry
+	Overwritten []Entry
+	Created     []Entry
+}

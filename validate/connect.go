@@ -1,0 +1,348 @@
+package validate
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"utxod/script"
+	"utxod/utxo"
+	"utxod/wire"
+)
+
+// ScriptFlags is Core's GetBlockScriptFlags: P2SH, WITNESS and TAPROOT on for
+// every block but the network's exceptions, then DERSIG, CLTV, CSV and
+// NULLDUMMY from their activation heights.
+func (v *Validator) ScriptFlags(height int32, hash wire.Hash) script.Flags {
+	p := v.Params
+	flags := script.P2SH | script.Witness | script.Taproot
+	switch {
+	case p.BIP16Exception != (wire.Hash{}) && hash == p.BIP16Exception:
+		flags = 0
+	case p.TaprootException != (wire.Hash{}) && hash == p.TaprootException:
+		flags = script.P2SH | script.Witness
+	}
+	if deploymentActive(height, p.BIP66Height) {
+		flags |= script.DERSig
+	}
+	if deploymentActive(height, p.BIP65Height) {
+		flags |= script.CheckLockTimeVerify
+	}
+	if deploymentActive(height, p.CSVHeight) {
+		flags |= script.CheckSequenceVerify
+	}
+	if deploymentActive(height, p.SegwitHeight) {
+		flags |= script.NullDummy
+	}
+	return flags
+}
+
+// enforceBIP30 is Core's rule for when ConnectBlock checks that no output
+// overwrites an unspent one (validation.cpp, ConnectBlock).
+func (v *Validator) enforceBIP30(height int32, hash wire.Hash, prev *BlockNode) bool {
+	p := v.Params
+	if exc, ok := p.BIP30Exceptions[height]; ok && exc == hash {
+		return false
+	}
+	enforce := true
+	if p.BIP34Height > 0 && p.BIP34Height <= prev.Height {
+		if a := prev.Ancestor(p.BIP34Height); a != nil && a.Hash == p.BIP34Hash {
+			enforce = false
+		}
+	}
+	return enforce || height >= BIP34ImpliesBIP30Limit
+}
+
+// overlay tracks coins a block creates and spends on top of a read-only view.
+type overlay struct {
+	view    utxo.View
+	created map[utxo.Outpoint]int // index into delta.Created, -1 once spent
+	spent   map[utxo.Outpoint]struct{}
+	delta   utxo.Delta
+}
+
+func (o *overlay) lookup(op utxo.Outpoint) (utxo.Coin, bool, error) {
+	if i, ok := o.created[op]; ok {
+		if i < 0 {
+			return utxo.Coin{}, false, nil
+		}
+		return o.delta.Created[i].Coin, true, nil
+	}
+	if _, ok := o.spent[op]; ok {
+		return utxo.Coin{}, false, nil
+	}
+	return o.view.Coin(op)
+}
+
+func (o *overlay) spend(op utxo.Outpoint, c utxo.Coin) {
+	if i, ok := o.created[op]; ok {
+		o.delta.Created[i].Coin.Script = nil // marks spent; compacted at the end
+		o.delta.Created[i].Index = ^uint32(0)
+		o.created[op] = -1
+		return
+	}
+	o.spent[op] = struct{}{}
+	o.delta.Spent = append(o.delta.Spent, utxo.Entry{Outpoint: op, Coin: c})
+}
+
+// scriptJob is one transaction whose inputs await script verification.
+type scriptJob struct {
+	tx       *wire.Tx
+	prevouts []wire.TxOut
+}
+
+// ConnectBlock is Core's ConnectBlock: BIP30, every input's existence,
+// maturity, value ranges and fee (CheckTxInputs), BIP68 sequence locks, the
+// sigop-cost limit, the coinbase amount and every input script, verified in
+// parallel. It returns the block's net effect on the coin set; view is
+// read, never written. prev is nil only for the genesis block, whose outputs
+// never enter the coin set.
+func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View) (*utxo.Delta, error) {
+	if prev == nil {
+		return &utxo.Delta{}, nil
+	}
+	p := v.Params
+	height := prev.Height + 1
+	flags := v.ScriptFlags(height, b.Hash)
+	csv := deploymentActive(height, p.CSVHeight)
+
+	ov := &overlay{
+		view:    view,
+		created: make(map[utxo.Outpoint]int, len(b.Txs)*2),
+		spent:   make(map[utxo.Outpoint]struct{}, len(b.Txs)*2),
+	}
+	enforceBIP30 := v.enforceBIP30(height, b.Hash, prev)
+	if enforceBIP30 {
+		for i := range b.Txs {
+			tx := &b.Txs[i]
+			for o := range tx.Outputs {
+				if _, found, err := view.Coin(utxo.Outpoint{Hash: tx.TxID, Index: uint32(o)}); err != nil {
+					return nil, err
+				} else if found {
+					return nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
+				}
+			}
+		}
+	}
+
+	var fees int64
+	sigopCost := 0
+	jobs := make([]scriptJob, 0, len(b.Txs))
+	for i := range b.Txs {
+		tx := &b.Txs[i]
+		coinbase := i == 0
+		var prevouts []wire.TxOut
+		var coins []utxo.Coin
+		if !coinbase {
+			prevouts = make([]wire.TxOut, len(tx.Inputs))
+			coins = make([]utxo.Coin, len(tx.Inputs))
+			// CheckTxInputs (src/consensus/tx_verify.cpp): all inputs must
+			// exist before anything else is checked.
+			for j := range tx.Inputs {
+				in := &tx.Inputs[j]
+				c, found, err := ov.lookup(utxo.Outpoint{Hash: in.PrevHash, Index: in.PrevIndex})
+				if err != nil {
+					return nil, err
+				}
+				if !found {
+					return nil, ruleErr("bad-txns-inputs-missingorspent", "tx %s input %d spends %s:%d", tx.TxID, j, in.PrevHash, in.PrevIndex)
+				}
+				coins[j] = c
+				prevouts[j] = wire.TxOut{Value: c.Value, Script: c.Script}
+			}
+			var valueIn int64
+			for j, c := range coins {
+				if c.Coinbase && int64(height)-int64(c.Height) < int64(p.CoinbaseMaturity) {
+					return nil, ruleErr("bad-txns-premature-spend-of-coinbase", "tx %s input %d: tried to spend coinbase at depth %d", tx.TxID, j, height-int32(c.Height))
+				}
+				valueIn += c.Value
+				if !MoneyRange(c.Value) || !MoneyRange(valueIn) {
+					return nil, ruleErr("bad-txns-inputvalues-outofrange", "tx %s", tx.TxID)
+				}
+			}
+			var valueOut int64
+			for _, out := range tx.Outputs {
+				valueOut += out.Value
+			}
+			if valueIn < valueOut {
+				return nil, ruleErr("bad-txns-in-belowout", "tx %s: value in %d < value out %d", tx.TxID, valueIn, valueOut)
+			}
+			fee := valueIn - valueOut
+			if !MoneyRange(fee) {
+				return nil, ruleErr("bad-txns-fee-outofrange", "tx %s", tx.TxID)
+			}
+			fees += fee
+			if !MoneyRange(fees) {
+				return nil, ruleErr("bad-txns-accumulated-fee-outofrange", "accumulated fee in the block out of range")
+			}
+			if csv && !sequenceLocksOK(tx, coins, prev) {
+				return nil, ruleErr("bad-txns-nonfinal", "contains a non-BIP68-final transaction %s", tx.TxID)
+			}
+		}
+		// GetTransactionSigOpCost (tx_verify.cpp).
+		sigopCost += LegacySigOps(tx) * WitnessScaleFactor
+		if !coinbase {
+			for j := range tx.Inputs {
+				in := &tx.Inputs[j]
+				if flags&script.P2SH != 0 {
+					sigopCost += script.P2SHSigOpCount(in.Script, prevouts[j].Script) * WitnessScaleFactor
+				}
+				sigopCost += script.WitnessSigOpCount(in.Script, prevouts[j].Script, in.Witness, flags)
+			}
+		}
+		if sigopCost > MaxBlockSigOpsCost {
+			return nil, ruleErr("bad-blk-sigops", "too many sigops")
+		}
+		if !coinbase {
+			jobs = append(jobs, scriptJob{tx: tx, prevouts: prevouts})
+			for j := range tx.Inputs {
+				in := &tx.Inputs[j]
+				ov.spend(utxo.Outpoint{Hash: in.PrevHash, Index: in.PrevIndex}, coins[j])
+			}
+		}
+		// AddCoins: unspendable outputs never enter the set.
+		for o, out := range tx.Outputs {
+			if script.IsUnspendable(out.Script) {
+				continue
+			}
+			op := utxo.Outpoint{Hash: tx.TxID, Index: uint32(o)}
+			if coinbase && !enforceBIP30 {
+				// A BIP30-exception coinbase overwrites the unspent coin.
+				if old, found, err := ov.lookup(op); err != nil {
+					return nil, err
+				} else if found {
+					ov.delta.Overwritten = append(ov.delta.Overwritten, utxo.Entry{Outpoint: op, Coin: old})
+				}
+			}
+			ov.created[op] = len(ov.delta.Created)
+			ov.delta.Created = append(ov.delta.Created, utxo.Entry{Outpoint: op, Coin: utxo.Coin{
+				Value: out.Value, Height: uint32(height), Coinbase: coinbase, Script: out.Script,
+			}})
+		}
+	}
+	reward := fees + p.Subsidy(height)
+	var cbOut int64
+	for _, out := range b.Txs[0].Outputs {
+		cbOut += out.Value
+	}
+	if cbOut > reward {
+		return nil, ruleErr("bad-cb-amount", "coinbase pays too much (actual=%d vs limit=%d)", cbOut, reward)
+	}
+	if err := v.verifyScripts(jobs, flags); err != nil {
+		return nil, err
+	}
+	return ov.finish(), nil
+}
+
+// finish fills in spent coins' creation facts and drops coins created and
+// spent inside the block.
+func (o *overlay) finish() *utxo.Delta {
+	kept := o.delta.Created[:0]
+	for _, e := range o.delta.Created {
+		if e.Index != ^uint32(0) {
+			kept = append(kept, e)
+		}
+	}
+	o.delta.Created = kept
+	return &o.delta
+}
+
+// sequenceLocksOK is Core's CalculateSequenceLocks + EvaluateSequenceLocks
+// (BIP68) for a block whose parent is prev.
+func sequenceLocksOK(tx *wire.Tx, coins []utxo.Coin, prev *BlockNode) bool {
+	if tx.Version < 2 {
+		return true
+	}
+	height := prev.Height + 1
+	minHeight, minTime := int64(-1), int64(-1)
+	for j := range tx.Inputs {
+		seq := tx.Inputs[j].Sequence
+		if seq&SequenceDisableFlag != 0 {
+			continue
+		}
+		coinHeight := int32(coins[j].Height)
+		if seq&SequenceTypeFlag != 0 {
+			// The coin's time is the MTP of the block before the one that
+			// created it; coins are at most `height`, so this is ≤ prev.
+			coinTime := prev.Ancestor(max(coinHeight-1, 0)).MedianTimePast()
+			minTime = max(minTime, coinTime+int64(seq&SequenceLockMask)<<SequenceGranularity-1)
+		} else {
+			minHeight = max(minHeight, int64(coinHeight)+int64(seq&SequenceLockMask)-1)
+		}
+	}
+	return minHeight < int64(height) && minTime < prev.MedianTimePast()
+}
+
+// verifyScripts checks every input of every job on v.Workers goroutines. The
+// error returned is the first failing input in block order; once an input
+// fails, later inputs are skipped.
+func (v *Validator) verifyScripts(jobs []scriptJob, flags script.Flags) error {
+	type task struct{ job, input int32 }
+	var tasks []task
+	for j := range jobs {
+		for i := range jobs[j].tx.Inputs {
+			tasks = append(tasks, task{int32(j), int32(i)})
+		}
+	}
+	if len(tasks) == 0 {
+		return nil
+	}
+	verifiers := make([]script.TxVerifier, len(jobs))
+	prepErr := make([]error, len(jobs))
+	once := make([]sync.Once, len(jobs))
+	var next atomic.Int64
+	var firstFail atomic.Int64
+	firstFail.Store(int64(len(tasks)))
+	errs := make([]error, len(tasks))
+	workers := min(max(v.Workers, 1), len(tasks))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := next.Add(1) - 1
+				if k >= int64(len(tasks)) || k > firstFail.Load() {
+					return
+				}
+				t := tasks[k]
+				once[t.job].Do(func() {
+					verifiers[t.job], prepErr[t.job] = v.Engine.Prepare(jobs[t.job].tx, jobs[t.job].prevouts)
+				})
+				err := prepErr[t.job]
+				if err == nil {
+					err = verifiers[t.job].VerifyInput(int(t.input), flags)
+				}
+				if err != nil {
+					errs[k] = err
+					for {
+						cur := firstFail.Load()
+						if k >= cur || firstFail.CompareAndSwap(cur, k) {
+							break
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if k := firstFail.Load(); k < int64(len(tasks)) {
+		t := tasks[k]
+		tx := jobs[t.job].tx
+		return &RuleError{Reason: script.RejectReason(errs[k]), Detail: "tx " + tx.TxID.String() + " input " + itoa(int(t.input)) + ": " + errs[k].Error()}
+	}
+	return nil
+}
+
+func itoa(i int) string {
+	var b [20]byte
+	n := len(b)
+	if i == 0 {
+		return "0"
+	}
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}
