@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"utxod/chainstate"
 	"utxod/merkle"
 	"utxod/params"
 	"utxod/script"
@@ -68,4 +69,28 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	v := validate.New(p, script.NewBtcdEngine(), log)
 	v.Merkle = h.Root
 	return p, v, nil
+}
+
+// openChainstate opens the chainstate the flags describe: in memory when
+// --datadir is empty, otherwise the persistent store in the datadir.
+// The returned close function flushes and closes the store.
+func (c *commonFlags) openChainstate(log *slog.Logger) (*chainstate.Chainstate, func() error, error) {
+	p, v, err := c.validator(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.datadir != "" {
+		return nil, nil, fmt.Errorf("persistent datadirs are not available yet; omit --datadir to keep the chainstate in memory")
+	}
+	store := chainstate.NewMemStore()
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, func() error {
+		if err := cs.Flush(); err != nil {
+			return err
+		}
+		return store.Close()
+	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"utxod/chainstate"
+	"utxod/params"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -45,20 +46,21 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "utxod import: --xor-key:", err)
 		return 2
 	}
-	p, v, err := c.validator(log)
+	p, err := params.ByName(c.network)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
-	if c.datadir != "" {
-		fmt.Fprintln(stderr, "utxod import: persistent datadirs are not available yet; omit --datadir to import into memory")
-		return 2
-	}
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: chainstate.NewMemStore(), Log: log})
+	cs, closeStore, err := c.openChainstate(log)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
-		return 1
+		return 2
 	}
+	defer func() {
+		if err := closeStore(); err != nil {
+			log.Error("closing the store", "err", err)
+		}
+	}()
 	start := time.Now()
 	blocks := 0
 	for _, name := range fs.Args() {
