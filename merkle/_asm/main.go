@@ -73,6 +73,17 @@ func bswapMask(name string, bytes int) Mem {
 	return m
 }
 
+// t3KW is K+W for rounds 8..15 of transform 3, whose message words are the
+// constant padding of a 32-byte message (0x80000000, zeros, length 256).
+func t3KW() []uint32 {
+	w := []uint32{0x80000000, 0, 0, 0, 0, 0, 0, 256}
+	var kw []uint32
+	for i, v := range w {
+		kw = append(kw, k[8+i]+v)
+	}
+	return kw
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	kw := padKW()
@@ -91,8 +102,10 @@ func main() {
 	pad1 := table("pad3w1", []uint32{0x80000000, 256}, 1)
 	mask64 := bswapMask("bswap64", 64)
 
-	genVector(avx2Ops(k8, kw8, iv8, pad8, mask32))
-	genVector(avx512Ops(k1, kw1, iv1, pad1, mask64))
+	t3kw8 := table("t3kw8", t3KW(), 8)
+	genVector(avx2Ops(k8, kw8, iv8, pad8, mask32), t3kw8)
+	t3kw1 := table("t3kw1", t3KW(), 1)
+	genAVX512(avx512Ops(k1, kw1, iv1, pad1, mask64), k1, kw1, t3kw1, iv1, pad1, mask64)
 	genSHANI(kw)
 	Generate()
 }
@@ -365,7 +378,7 @@ func vmov(o *vecOps, src, dst Op) {
 }
 
 // genVector emits one multi-lane kernel.
-func genVector(o *vecOps) {
+func genVector(o *vecOps, t3kw Mem) {
 	TEXT(o.name, 0, "func(out, in *byte, n int)")
 	Doc(o.doc)
 	out := Mem{Base: Load(Param("out"), RDI)}
@@ -411,6 +424,10 @@ func genVector(o *vecOps) {
 		o.iv(i, x)
 	}
 	st = rounds(o, st, func(t int, h Register) {
+		if t >= 8 && t < 16 {
+			VPADDD(t3kw.Offset(32*(t-8)), h, h) // constant words: K+W folded
+			return
+		}
 		o.addK(t, h)
 		VPADDD(w(t), h, h)
 	})
@@ -453,6 +470,12 @@ func expandSchedule(o *vecOps, w func(int) Mem) {
 // rounds emits 64 rounds over state st (a..h) and returns the registers
 // holding the new a..h. addKW adds K[t]+W[t] into its register.
 func rounds(o *vecOps, st []Register, addKW func(t int, h Register)) []Register {
+	return roundsPre(o, st, nil, addKW)
+}
+
+// roundsPre is rounds with a hook run at the start of each round (the
+// AVX-512 kernel computes its register-resident schedule there).
+func roundsPre(o *vecOps, st []Register, pre func(t int), addKW func(t int, h Register)) []Register {
 	r := o.regs
 	a, b, c, d, e, f, g, h := st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
 	t0, t1, t2, t3, bc, ab := r[8], r[9], r[10], r[11], r[12], r[13]
@@ -460,6 +483,9 @@ func rounds(o *vecOps, st []Register, addKW func(t int, h Register)) []Register 
 		VPXOR(c, b, bc)
 	}
 	for t := 0; t < 64; t++ {
+		if pre != nil {
+			pre(t)
+		}
 		addKW(t, h)
 		o.ch(e, f, g, t3)
 		o.sigmaBig(e, t0, t1, t2, ab, 6, 11, 25)
@@ -661,4 +687,117 @@ func (g *shaGen) messageRounds(ss []shaStream, t3 bool) {
 			}
 		}
 	}
+}
+
+// genAVX512 emits the 16-lane kernel. With 32 ZMM registers the 16-word
+// message schedule window lives in Z16..Z31 and is expanded inside the
+// rounds, so the kernel touches no stack memory.
+func genAVX512(o *vecOps, k1, kw1, t3kw1, iv1, pad1, mask Mem) {
+	TEXT(o.name, NOSPLIT, "func(out, in *byte, n int)")
+	Doc(o.doc)
+	out := Mem{Base: Load(Param("out"), RDI)}
+	in := Mem{Base: Load(Param("in"), RSI)}
+	n := Load(Param("n"), RCX)
+	r := o.regs
+	wr := r[16:32]
+	st0 := r[0:8]
+	sa, sb, sc := r[13], r[14], r[15] // schedule temporaries
+	addW := func(t int, h Register) {
+		VPADDD_BCST(k1.Offset(4*t), h, h)
+		VPADDD(wr[t%16], h, h)
+	}
+	sched := func(t int) {
+		if t < 16 {
+			return
+		}
+		// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], into W[t-16]'s slot.
+		o.sigmaSmall(wr[(t-2)%16], sb, sc, sa, 17, 19, 10)
+		VPADDD(sa, wr[t%16], wr[t%16])
+		o.sigmaSmall(wr[(t-15)%16], sb, sc, sa, 7, 18, 3)
+		VPADDD(wr[(t-7)%16], sa, sa)
+		VPADDD(sa, wr[t%16], wr[t%16])
+	}
+
+	Label(o.name + "_loop")
+	Comment("Transform 1: load, byte-swap and transpose the messages into W[0..15].")
+	for i := 0; i < 16; i++ {
+		VMOVDQU32(in.Offset(64*i), r[i])
+		VPSHUFB(mask, r[i], r[i])
+	}
+	for p := 0; p < 8; p++ {
+		VPUNPCKLDQ(r[2*p+1], r[2*p], wr[2*p])
+		VPUNPCKHDQ(r[2*p+1], r[2*p], wr[2*p+1])
+	}
+	// u[g][kk] (register r[4g+kk]) lane L = word 4L+kk of messages 4g..4g+3.
+	t := wr
+	for g := 0; g < 4; g++ {
+		VPUNPCKLQDQ(t[4*g+2], t[4*g], r[4*g+0])
+		VPUNPCKHQDQ(t[4*g+2], t[4*g], r[4*g+1])
+		VPUNPCKLQDQ(t[4*g+3], t[4*g+1], r[4*g+2])
+		VPUNPCKHQDQ(t[4*g+3], t[4*g+1], r[4*g+3])
+	}
+	for kk := 0; kk < 4; kk++ {
+		// Temporaries: for kk = 0 window slots written later; afterwards the
+		// u registers of the previous kk.
+		var p0, p1, q0, q1 Register
+		if kk == 0 {
+			p0, p1, q0, q1 = wr[1], wr[2], wr[3], wr[5]
+		} else {
+			p0, p1, q0, q1 = r[kk-1], r[4+kk-1], r[8+kk-1], r[12+kk-1]
+		}
+		u0, u1, u2, u3 := r[kk], r[4+kk], r[8+kk], r[12+kk]
+		VSHUFI32X4(U8(0x44), u1, u0, p0)
+		VSHUFI32X4(U8(0xEE), u1, u0, p1)
+		VSHUFI32X4(U8(0x44), u3, u2, q0)
+		VSHUFI32X4(U8(0xEE), u3, u2, q1)
+		VSHUFI32X4(U8(0x88), q0, p0, wr[kk])
+		VSHUFI32X4(U8(0xDD), q0, p0, wr[4+kk])
+		VSHUFI32X4(U8(0x88), q1, p1, wr[8+kk])
+		VSHUFI32X4(U8(0xDD), q1, p1, wr[12+kk])
+	}
+	st := append([]Register(nil), st0...)
+	for i, x := range st {
+		VPBROADCASTD(iv1.Offset(4*i), x)
+	}
+	st = roundsPre(o, st, sched, addW)
+	saved := wr[0:8]
+	for i, x := range st {
+		VPADDD_BCST(iv1.Offset(4*i), x, x)
+		VMOVDQA32(x, saved[i])
+	}
+	Comment("Transform 2: the constant padding block (precomputed K+W).")
+	st = rounds(o, st, func(t int, h Register) { VPADDD_BCST(kw1.Offset(4*t), h, h) })
+	Comment("Transform 3: hash the 32-byte digest; W[8..15] are constants.")
+	for i, x := range st {
+		VPADDD(x, saved[i], wr[i])
+	}
+	VPBROADCASTD(pad1, wr[8])
+	VPXORD(wr[9], wr[9], wr[9])
+	for i := 10; i < 15; i++ {
+		VMOVDQA32(wr[9], wr[i])
+	}
+	VPBROADCASTD(pad1.Offset(4), wr[15])
+	st = append(st[:0], st0...)
+	for i, x := range st {
+		VPBROADCASTD(iv1.Offset(4*i), x)
+	}
+	st = roundsPre(o, st, sched, func(t int, h Register) {
+		if t >= 8 && t < 16 {
+			VPADDD_BCST(t3kw1.Offset(4*(t-8)), h, h)
+			return
+		}
+		addW(t, h)
+	})
+	for i, x := range st {
+		VPADDD_BCST(iv1.Offset(4*i), x, x)
+	}
+	Comment("Byte-swap, transpose and store the digests.")
+	o.storeOut(out, st)
+
+	ADDQ(U32(64*o.lanes), in.Base)
+	ADDQ(U32(32*o.lanes), out.Base)
+	SUBQ(U32(o.lanes), n)
+	JNZ(LabelRef(o.name + "_loop"))
+	VZEROUPPER()
+	RET()
 }
