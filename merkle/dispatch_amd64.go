@@ -9,69 +9,86 @@ import (
 )
 
 // autoOrder is the preference order of "auto", fastest first as measured on
-// a Zen 5 host at parents_1024 (docs/benchmarks/merkle.md).
+// the Zen 5 (Turin) host at parents_1024; see docs/benchmarks/merkle.md.
 var autoOrder = []string{KernelAVX512, KernelSHANI, KernelAVX2, KernelGeneric}
 
-// CPU feature checks. cpuid only reports AVX2 and AVX-512 when the OS has
-// enabled the YMM/ZMM state in XCR0, so these also cover OS support.
-func hasAVX2() bool   { return cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2) }
-func hasAVX512() bool { return cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW) && hasAVX2() }
-func hasSHANI() bool  { return cpuid.CPU.Supports(cpuid.SHA, cpuid.SSSE3, cpuid.SSE4) }
+// features is the subset of CPU features the kernels use.
+type features struct {
+	avx2   bool // AVX2 with OS-enabled YMM state
+	avx512 bool // AVX-512F+BW with OS-enabled ZMM/opmask state
+	shani  bool // SHA extensions plus the SSSE3/SSE4.1 shuffles around them
+}
+
+// hostFeatures reads the CPU. cpuid reports AVX2 and AVX-512 only when the
+// OS has enabled the matching register state in XCR0, so this also covers
+// OS support.
+func hostFeatures() features {
+	c := cpuid.CPU
+	avx2 := c.Supports(cpuid.AVX, cpuid.AVX2)
+	return features{
+		avx2:   avx2,
+		avx512: avx2 && c.Supports(cpuid.AVX512F, cpuid.AVX512BW),
+		shani:  c.Supports(cpuid.SHA, cpuid.SSSE3, cpuid.SSE4),
+	}
+}
 
 // lookupArch returns the level function of a vector kernel if the host can
-// run it. Each wide kernel hashes the largest multiple of its lane count and
-// hands the tail to the next narrower available kernel, down to scalar.
+// run it.
 func lookupArch(name string) (func(dst, src []wire.Hash), bool) {
+	return levelFunc(name, hostFeatures())
+}
+
+// levelFunc builds the level function of kernel name for CPU features f.
+// A wide kernel hashes the largest multiple of its lane count and hands the
+// tail down: to SHA-NI when present (faster per message than AVX2 on every
+// SHA-NI host measured), else to AVX2 for 8 or more, else to scalar Go.
+func levelFunc(name string, f features) (func(dst, src []wire.Hash), bool) {
+	var tail func(dst, src []wire.Hash)
+	switch {
+	case f.shani:
+		tail = pairsSHANI
+	case f.avx2:
+		tail = func(dst, src []wire.Hash) { pairsAVX2(dst, src, hashPairsGeneric) }
+	default:
+		tail = hashPairsGeneric
+	}
 	switch name {
 	case KernelAVX512:
-		if hasAVX512() {
-			return pairsAVX512, true
+		if f.avx512 {
+			return func(dst, src []wire.Hash) { pairsAVX512(dst, src, tail) }, true
 		}
 	case KernelAVX2:
-		if hasAVX2() {
-			return pairsAVX2, true
+		if f.avx2 {
+			if !f.shani {
+				tail = hashPairsGeneric
+			}
+			return func(dst, src []wire.Hash) { pairsAVX2(dst, src, tail) }, true
 		}
 	case KernelSHANI:
-		if hasSHANI() {
+		if f.shani {
 			return pairsSHANI, true
 		}
 	}
 	return nil, false
 }
 
-// narrowTail hashes a level shorter than the caller's lane count with the
-// fastest narrower kernel the host has.
-func narrowTail(dst, src []wire.Hash) {
-	switch {
-	case len(dst) == 0:
-	case hasSHANI():
-		pairsSHANI(dst, src)
-	case len(dst) >= 8 && hasAVX2():
-		pairsAVX2(dst, src)
-	default:
-		hashPairsGeneric(dst, src)
-	}
-}
-
-func pairsAVX512(dst, src []wire.Hash) {
+func pairsAVX512(dst, src []wire.Hash, tail func(dst, src []wire.Hash)) {
 	n := len(dst) &^ 15
 	if n > 0 {
 		sha256d64AVX512(&dst[0][0], &src[0][0], n)
 	}
-	narrowTail(dst[n:], src[2*n:])
+	if len(dst) > n {
+		tail(dst[n:], src[2*n:])
+	}
 }
 
-func pairsAVX2(dst, src []wire.Hash) {
+func pairsAVX2(dst, src []wire.Hash, tail func(dst, src []wire.Hash)) {
 	n := len(dst) &^ 7
 	if n > 0 {
 		sha256d64AVX2(&dst[0][0], &src[0][0], n)
 	}
 	if len(dst) > n {
-		if hasSHANI() {
-			pairsSHANI(dst[n:], src[2*n:])
-		} else {
-			hashPairsGeneric(dst[n:], src[2*n:])
-		}
+		tail(dst[n:], src[2*n:])
 	}
 }
 
