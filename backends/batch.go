@@ -1,0 +1,110 @@
+package backends
+
+// Writer receives the operations of a Batch during Replay.
+type Writer interface {
+	Put(key, value []byte) error
+	Delete(key []byte) error
+}
+
+type opKind uint8
+
+const (
+	opPut opKind = iota + 1
+	opDelete
+)
+
+type op struct {
+	kind       opKind
+	koff, klen int
+	voff, vlen int
+}
+
+// Batch collects Put and Delete operations to be applied atomically by
+// KV.Write. It belongs to no store: the same batch may be written to any KV.
+// Put and Delete copy their arguments, so the caller may reuse its buffers
+// immediately. A Batch is not safe for concurrent use. The zero value is an
+// empty batch ready for use.
+type Batch struct {
+	buf  []byte
+	ops  []op
+	size int
+}
+
+// NewBatch returns an empty batch.
+func NewBatch() *Batch { return &Batch{} }
+
+// Put records that key is to hold value. An empty value is allowed. Whether an
+// empty key is allowed depends on the store (Write reports ErrEmptyKey).
+func (b *Batch) Put(key, value []byte) {
+	b.init()
+	ko := len(b.buf)
+	b.buf = append(b.buf, key...)
+	vo := len(b.buf)
+	b.buf = append(b.buf, value...)
+	b.ops = append(b.ops, op{kind: opPut, koff: ko, klen: len(key), voff: vo, vlen: len(value)})
+	b.size += len(key) + len(value)
+}
+
+// Delete records that key is to be removed. Deleting an absent key is not an
+// error.
+func (b *Batch) Delete(key []byte) {
+	b.init()
+	ko := len(b.buf)
+	b.buf = append(b.buf, key...)
+	b.ops = append(b.ops, op{kind: opDelete, koff: ko, klen: len(key)})
+	b.size += len(key)
+}
+
+// init makes buf non-nil so that Replay never hands out nil slices.
+func (b *Batch) init() {
+	if b.buf == nil {
+		b.buf = make([]byte, 0, 256)
+	}
+}
+
+// Len returns the number of operations recorded.
+func (b *Batch) Len() int { return len(b.ops) }
+
+// Size returns the number of key and value bytes recorded, a measure of the
+// memory the batch holds and of the write it will cause.
+func (b *Batch) Size() int { return b.size }
+
+// Reset empties the batch, keeping its allocated memory for reuse.
+func (b *Batch) Reset() {
+	b.buf = b.buf[:0]
+	b.ops = b.ops[:0]
+	b.size = 0
+}
+
+// Replay feeds the operations to w in the order they were recorded, stopping
+// at the first error, which it returns. The key and value slices passed to w
+// alias the batch's memory: w must copy them if it keeps them, must not
+// modify them, and they are invalid after the batch is modified or Reset.
+// Keys and values are never nil (empty ones are zero-length slices).
+func (b *Batch) Replay(w Writer) error {
+	for _, o := range b.ops {
+		key := b.buf[o.koff : o.koff+o.klen : o.koff+o.klen]
+		var err error
+		switch o.kind {
+		case opPut:
+			err = w.Put(key, b.buf[o.voff:o.voff+o.vlen:o.voff+o.vlen])
+		case opDelete:
+			err = w.Delete(key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HasEmptyKey reports whether any operation has an empty key. Stores that
+// cannot hold empty keys call it before applying a batch.
+func (b *Batch) HasEmptyKey() bool {
+	for _, o := range b.ops {
+		if o.klen == 0 {
+			return true
+		}
+	}
+	return false
+}
