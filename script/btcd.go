@@ -108,15 +108,44 @@ func (p *btcdTx) VerifyInput(i int, flags Flags) (err error) {
 		}
 	}()
 	prev := &p.prevouts[i]
-	vm, err := txscript.NewEngine(prev.Script, &p.msg, i, btcdFlags(flags), p.eng.sigCache,
-		p.hashes, prev.Value, p.fetch)
-	if err == nil {
-		err = vm.Execute()
+	bf := btcdFlags(flags)
+	err = p.run(i, bf)
+	if err != nil && isNopCLTVCSVDiscouraged(err, flags) {
+		// Core (since 0.15, PR #10699) runs OP_NOP2/OP_NOP3 as plain NOPs
+		// when CHECKLOCKTIMEVERIFY/CHECKSEQUENCEVERIFY is off, even under
+		// DISCOURAGE_UPGRADABLE_NOPS; btcd still discourages them. Re-run
+		// without the (policy-only) discouragement. Residual difference:
+		// a real NOP1/NOP4-10 executed later in the same script then goes
+		// unreported. Block validation never sets the flag.
+		err = p.run(i, bf&^txscript.ScriptDiscourageUpgradableNops)
 	}
 	if err != nil {
 		return newError(btcdErrorName(err, isTaprootSpend(prev.Script, flags)), i, err)
 	}
 	return nil
+}
+
+// run executes input i under btcd flags bf.
+func (p *btcdTx) run(i int, bf txscript.ScriptFlags) error {
+	prev := &p.prevouts[i]
+	vm, err := txscript.NewEngine(prev.Script, &p.msg, i, bf, p.eng.sigCache, p.hashes, prev.Value, p.fetch)
+	if err != nil {
+		return err
+	}
+	return vm.Execute()
+}
+
+// isNopCLTVCSVDiscouraged reports a btcd discouraged-NOP error raised by
+// OP_NOP2 with CHECKLOCKTIMEVERIFY off or OP_NOP3 with CHECKSEQUENCEVERIFY
+// off, which Core does not raise.
+func isNopCLTVCSVDiscouraged(err error, flags Flags) bool {
+	var te txscript.Error
+	if flags&DiscourageUpgradableNops == 0 || !errors.As(err, &te) ||
+		te.ErrorCode != txscript.ErrDiscourageUpgradableNOPs {
+		return false
+	}
+	return (flags&CheckLockTimeVerify == 0 && strings.HasPrefix(te.Description, "OP_NOP2 ")) ||
+		(flags&CheckSequenceVerify == 0 && strings.HasPrefix(te.Description, "OP_NOP3 "))
 }
 
 // isTaprootSpend reports whether an input spending pkScript is verified
@@ -216,7 +245,14 @@ func btcdErrorName(err error, taproot bool) string {
 	case txscript.ErrUnbalancedConditional:
 		return "UNBALANCED_CONDITIONAL"
 	case txscript.ErrMinimalData:
+		// btcd reports a non-minimal script number (Core: CScriptNum
+		// throws scriptnum_error) with the minimal-push code.
+		if strings.HasPrefix(te.Description, "numeric value") {
+			return "SCRIPTNUM"
+		}
 		return "MINIMALDATA"
+	case txscript.ErrNumberTooBig:
+		return "SCRIPTNUM"
 	case txscript.ErrInvalidSigHashType:
 		if taproot {
 			return "SCHNORR_SIG_HASHTYPE"
@@ -292,9 +328,7 @@ func btcdErrorName(err error, taproot bool) string {
 	case txscript.ErrCodeSeparator:
 		return "OP_CODESEPARATOR"
 	}
-	// ErrNumberTooBig: Core's CScriptNum throws scriptnum_error, which
-	// EvalScript turns into SCRIPT_ERR_UNKNOWN_ERROR. Everything else
-	// (internal or API-usage codes) is unknown as well.
+	// Internal or API-usage codes.
 	return "UNKNOWN_ERROR"
 }
 

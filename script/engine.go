@@ -130,6 +130,11 @@ var scriptErrors = map[string]string{
 	"TAPSCRIPT_EMPTY_PUBKEY":                "Empty public key in tapscript",
 	"OP_CODESEPARATOR":                      "Using OP_CODESEPARATOR in non-witness script",
 	"SIG_FINDANDDELETE":                     "Signature is found in scriptCode",
+	// SCRIPT_ERR_SCRIPTNUM (EvalScript's catch of scriptnum_error; Core
+	// before it used SCRIPT_ERR_UNKNOWN_ERROR). Its ScriptErrorString text
+	// could not be confirmed from Core's source here; until it is, the
+	// text is ScriptErrorString's default.
+	"SCRIPTNUM": "unknown error",
 }
 
 // ErrorString returns Core's ScriptErrorString text for a ScriptError name
