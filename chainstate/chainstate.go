@@ -41,18 +41,22 @@ const maxOrphans = 1024
 // statistics. All methods are safe for concurrent use; blocks are processed
 // one at a time.
 type Chainstate struct {
-	mu     sync.RWMutex
-	p      *params.Params
-	v      *validate.Validator
-	log    *slog.Logger
-	store  Store
-	index  *validate.BlockIndex
-	chain  validate.Chain
-	stats  Stats
-	blocks map[wire.Hash][]byte   // block data not (yet) on the active chain
-	orph   map[wire.Hash][][]byte // orphans by missing parent
-	nOrph  int
-	now    func() int64
+	mu    sync.RWMutex
+	p     *params.Params
+	v     *validate.Validator
+	log   *slog.Logger
+	store Store
+	index *validate.BlockIndex
+	chain validate.Chain
+	stats Stats
+	orph  map[wire.Hash][][]byte // orphans by missing parent
+	nOrph int
+	now   func() int64
+	keep  int32
+
+	// OnFlush, when set before use, is called after each flush with its
+	// duration (metrics).
+	OnFlush func(time.Duration)
 
 	// hash_serialized_3 cache for one tip; guarded by hs3mu because Info
 	// runs under the read lock.
@@ -70,6 +74,9 @@ type Config struct {
 	Log       *slog.Logger
 	// Now is the clock for the two-hour future-time rule (default time.Now).
 	Now func() time.Time
+	// KeepBlocks is how many blocks below the tip keep their data for
+	// reorgs (default 288, Core's MIN_BLOCKS_TO_KEEP).
+	KeepBlocks int32
 }
 
 // New returns a chainstate at genesis over an empty store.
@@ -82,18 +89,66 @@ func New(cfg Config) (*Chainstate, error) {
 	if cfg.Now != nil {
 		now = func() int64 { return cfg.Now().Unix() }
 	}
+	keep := cfg.KeepBlocks
+	if keep <= 0 {
+		keep = 288
+	}
 	cs := &Chainstate{
 		p: cfg.Params, v: cfg.Validator, log: log, store: cfg.Store,
-		index:  validate.NewBlockIndex(cfg.Params),
-		blocks: make(map[wire.Hash][]byte),
-		orph:   make(map[wire.Hash][][]byte),
-		now:    now,
+		index: validate.NewBlockIndex(cfg.Params),
+		orph:  make(map[wire.Hash][][]byte),
+		now:   now,
+		keep:  keep,
 	}
 	g := cs.index.Genesis()
-	cs.index.AddStatus(g, validate.StatusDataValid)
-	cs.chain.SetTip(g)
-	cs.stats.SetTip(0, g.Hash)
+	persisted, err := cs.store.Load()
+	if err != nil {
+		return nil, fmt.Errorf("chainstate: load: %w", err)
+	}
+	if persisted == nil {
+		cs.chain.SetTip(g)
+		cs.stats.SetTip(0, g.Hash)
+		if err := cs.store.SetGenesis(g.Hash, &cs.stats); err != nil {
+			return nil, err
+		}
+		return cs, nil
+	}
+	if persisted.Genesis != g.Hash {
+		return nil, fmt.Errorf("%w: its genesis is %s, %s's is %s", ErrWrongNetwork, persisted.Genesis, cfg.Params.Name, g.Hash)
+	}
+	if err := cs.index.InsertAll(persisted.Index); err != nil {
+		return nil, fmt.Errorf("chainstate: block index: %w", err)
+	}
+	tip := cs.index.Lookup(persisted.Tip)
+	if tip == nil {
+		return nil, fmt.Errorf("chainstate: tip %s missing from the block index", persisted.Tip)
+	}
+	if uint32(tip.Height) != persisted.Stats.Height || persisted.Stats.BestBlock != tip.Hash {
+		return nil, fmt.Errorf("chainstate: statistics describe %d %s, tip is %d %s", persisted.Stats.Height, persisted.Stats.BestBlock, tip.Height, tip.Hash)
+	}
+	cs.chain.SetTip(tip)
+	cs.stats = persisted.Stats
+	cs.index.TakeDirty()
+	log.Info("chainstate loaded", "height", tip.Height, "tip", tip.Hash, "index", cs.index.Len())
+	// A heavier valid branch stored before the restart wins now.
+	if best := cs.index.BestHeader(); best != tip && best.ChainWork.Cmp(tip.ChainWork) > 0 && cs.haveBranchData(best, tip) {
+		if err := cs.activateBestChain(best); err != nil {
+			log.Warn("activating the best stored branch", "err", err)
+		}
+	}
 	return cs, nil
+}
+
+// haveBranchData reports whether every block from the fork with tip up to
+// target has its data stored.
+func (cs *Chainstate) haveBranchData(target, tip *validate.BlockNode) bool {
+	fork := cs.index.FindFork(tip, target)
+	for n := target; n != fork; n = n.Parent {
+		if !n.Status.Has(validate.StatusHaveData) {
+			return false
+		}
+	}
+	return true
 }
 
 // Tip returns the active tip.
@@ -126,7 +181,24 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 		return res, err
 	}
 	cs.processOrphans(b.Hash)
+	if cs.store.NeedsFlush() {
+		if err := cs.flushLocked(); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+func (cs *Chainstate) flushLocked() error {
+	start := time.Now()
+	if err := cs.store.Flush(cs.index.TakeDirty()); err != nil {
+		return err
+	}
+	cs.log.Debug("flushed", "height", cs.chain.Tip().Height, "ms", time.Since(start).Milliseconds())
+	if cs.OnFlush != nil {
+		cs.OnFlush(time.Since(start))
+	}
+	return nil
 }
 
 func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
@@ -136,7 +208,7 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 		if n.Status.Invalid() {
 			return res, &validate.RuleError{Reason: "duplicate-invalid", Detail: "block is marked invalid: " + n.RejectReason}
 		}
-		if n.Status.Has(validate.StatusDataValid) || cs.blocks[b.Hash] != nil {
+		if n.Status.Has(validate.StatusHaveData) || n == cs.index.Genesis() {
 			res.Status = StatusDuplicate
 			return res, nil
 		}
@@ -156,9 +228,12 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 		res.Status = StatusOrphan
 		return res, nil
 	}
-	node, err := cs.index.AcceptHeader(b.Header, cs.now())
-	if err != nil {
-		return res, err
+	node := cs.index.Lookup(b.Hash)
+	if node == nil {
+		var err error
+		if node, err = cs.index.AcceptHeader(b.Header, cs.now()); err != nil {
+			return res, err
+		}
 	}
 	res.Height = node.Height
 	// Context-free checks now, so a malformed block is never stored. A
@@ -176,7 +251,10 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 		}
 		return res, err
 	}
-	cs.blocks[b.Hash] = raw
+	if err := cs.store.PutBlock(b.Hash, raw); err != nil {
+		return res, err
+	}
+	cs.index.AddStatus(node, validate.StatusHaveData|validate.StatusDataValid)
 	tip := cs.chain.Tip()
 	if node.ChainWork.Cmp(tip.ChainWork) <= 0 {
 		res.Status = StatusSideBranch
@@ -274,9 +352,9 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 
 // connect validates and connects node, whose parent is the tip.
 func (cs *Chainstate) connect(node *validate.BlockNode) error {
-	raw := cs.blocks[node.Hash]
-	if raw == nil {
-		return fmt.Errorf("chainstate: no data for block %s", node.Hash)
+	raw, err := cs.store.Block(node.Hash)
+	if err != nil {
+		return fmt.Errorf("chainstate: data of block %s: %w", node.Hash, err)
 	}
 	b, err := wire.ParseBlock(raw)
 	if err != nil {
@@ -295,8 +373,15 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
 	}
 	cs.stats = next
-	cs.index.AddStatus(node, validate.StatusDataValid)
+	cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
 	cs.chain.SetTip(node)
+	// Keep block data only for the last `keep` blocks (reorg depth).
+	if old := cs.chain.At(node.Height - cs.keep); old != nil && old.Height > 0 && old.Status.Has(validate.StatusHaveData) {
+		if err := cs.store.DeleteBlock(old.Hash); err != nil {
+			return err
+		}
+		cs.index.ClearStatus(old, validate.StatusHaveData)
+	}
 	return nil
 }
 
@@ -348,9 +433,16 @@ func (cs *Chainstate) AtHeight(h int32) *validate.BlockNode {
 	return cs.chain.At(h)
 }
 
-// Flush makes the store durable.
+// Flush makes the store durable at the current tip.
 func (cs *Chainstate) Flush() error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return cs.store.Flush()
+	return cs.flushLocked()
+}
+
+// CacheBytes is the coins cache's estimated size.
+func (cs *Chainstate) CacheBytes() int64 {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	return cs.store.CacheBytes()
 }

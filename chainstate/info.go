@@ -15,30 +15,49 @@ const (
 
 // Info returns the gettxoutsetinfo object at the tip. hashType "muhash" (the
 // default) includes the incrementally maintained MuHash3072;
-// "hash_serialized_3" additionally scans the coin set once (cached per tip);
-// "none" omits digests.
+// "hash_serialized_3" adds Core's hash_serialized_3, computed by one
+// streaming scan of a consistent snapshot and cached per tip (the muhash is
+// kept); "none" omits digests.
 func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	info := cs.stats.Info()
 	switch hashType {
-	case "", HashTypeMuHash:
-	case HashTypeNone:
-		info.MuHash = nil
-	case HashTypeHashSerialized3:
-		cs.hs3mu.Lock()
-		defer cs.hs3mu.Unlock()
-		if cs.hs3Tip != cs.stats.BestBlock || !cs.hs3Valid {
-			var h utxo.HashSerialized3
-			if err := cs.store.Scan(func(e utxo.Entry) error { return h.Add(e.Outpoint, e.Coin) }); err != nil {
-				return info, fmt.Errorf("chainstate: hash_serialized_3 scan: %w", err)
-			}
-			cs.hs3, cs.hs3Tip, cs.hs3Valid = h.Sum(), cs.stats.BestBlock, true
+	case "", HashTypeMuHash, HashTypeNone:
+		cs.mu.RLock()
+		info := cs.stats.Info()
+		cs.mu.RUnlock()
+		if hashType == HashTypeNone {
+			info.MuHash = nil
 		}
+		return info, nil
+	case HashTypeHashSerialized3:
+	default:
+		return utxo.ChainstateInfo{}, fmt.Errorf("chainstate: unknown hash_type %q (want muhash, hash_serialized_3 or none)", hashType)
+	}
+	// One scan at a time; a later caller for the same tip reuses the result.
+	cs.hs3mu.Lock()
+	defer cs.hs3mu.Unlock()
+	cs.mu.Lock()
+	info := cs.stats.Info()
+	if cs.hs3Valid && cs.hs3Tip == cs.stats.BestBlock {
+		cs.mu.Unlock()
 		v := cs.hs3
 		info.HashSerialized3 = &v
-	default:
-		return info, fmt.Errorf("chainstate: unknown hash_type %q (want muhash, hash_serialized_3 or none)", hashType)
+		return info, nil
 	}
+	snap, err := cs.store.Snapshot(cs.index.TakeDirty())
+	cs.mu.Unlock()
+	if err != nil {
+		return info, fmt.Errorf("chainstate: hash_serialized_3 snapshot: %w", err)
+	}
+	defer snap.Close()
+	var h utxo.HashSerialized3
+	if err := snap.Scan(func(e utxo.Entry) error { return h.Add(e.Outpoint, e.Coin) }); err != nil {
+		return info, fmt.Errorf("chainstate: hash_serialized_3 scan: %w", err)
+	}
+	if h.Count() != info.TxOuts {
+		return info, fmt.Errorf("chainstate: hash_serialized_3 scan saw %d coins, statistics say %d", h.Count(), info.TxOuts)
+	}
+	cs.hs3, cs.hs3Tip, cs.hs3Valid = h.Sum(), info.BestBlock, true
+	v := cs.hs3
+	info.HashSerialized3 = &v
 	return info, nil
 }

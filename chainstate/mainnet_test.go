@@ -153,3 +153,11 @@ func TestMainnetDisconnectRestores(t *testing.T) {
 		t.Fatalf("after disconnect:\n%s\nwant\n%s", a, b)
 	}
 }
+
+func mustTxid(t testing.TB, s string) wire.Hash {
+	h, err := wire.ParseHash(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

@@ -321,6 +321,14 @@ func (bi *BlockIndex) InsertAll(entries []IndexEntry) error {
 		if done[i] {
 			continue
 		}
+		// An entry already in the index (genesis) only updates its status.
+		if _, ok := bi.nodes[hashes[i]]; ok {
+			done[i] = true
+			if _, err := bi.Insert(entries[i].Header, entries[i].Status, entries[i].RejectReason); err != nil {
+				orphans++
+			}
+			continue
+		}
 		// Walk up to the first ancestor already in the index.
 		stack = stack[:0]
 		linked := true
@@ -394,6 +402,18 @@ func (bi *BlockIndex) ClearFailure(node *BlockNode) {
 		}
 	}
 	bi.recomputeBest()
+}
+
+// ClearStatus removes storage flags f (e.g. StatusHaveData when block data is
+// pruned) from n and marks it dirty. It does not clear failure flags; use
+// ClearFailure for that.
+func (bi *BlockIndex) ClearStatus(n *BlockNode, f BlockStatus) {
+	f &^= StatusFailedMask
+	if n == nil || n.Status&f == 0 {
+		return
+	}
+	n.Status &^= f
+	bi.dirty[n] = struct{}{}
 }
 
 // AddStatus sets the flags f on n (e.g. StatusHaveData or StatusConnected)

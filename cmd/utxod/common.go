@@ -1,13 +1,17 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
+	"utxod/backends"
+	_ "utxod/backends/pebble"
 	"utxod/chainstate"
 	"utxod/merkle"
 	"utxod/params"
@@ -23,6 +27,7 @@ type commonFlags struct {
 	merkleKernel string
 	logLevel     string
 	logFormat    string
+	cacheMB      int
 }
 
 func envOr(name, def string) string {
@@ -32,11 +37,21 @@ func envOr(name, def string) string {
 	return def
 }
 
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.network, "network", envOr("UTXOD_NETWORK", "main"), "network: main, testnet3, testnet4, signet or regtest")
 	fs.StringVar(&c.datadir, "datadir", envOr("UTXOD_DATADIR", ""), "data directory (empty: keep the chainstate in memory)")
 	fs.StringVar(&c.backend, "backend", envOr("UTXOD_BACKEND", "pebble"), "store: pebble, rocksdb or bbolt")
 	fs.StringVar(&c.merkleKernel, "merkle-kernel", envOr("UTXOD_MERKLE_KERNEL", "auto"), "SHA-256d merkle kernel: auto, generic, avx2, shani or avx512")
+	fs.IntVar(&c.cacheMB, "cache-mb", envInt("UTXOD_CACHE_MB", 450), "coins cache budget in MiB (flushed to the store when exceeded)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("UTXOD_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	fs.StringVar(&c.logFormat, "log-format", envOr("UTXOD_LOG_FORMAT", "text"), "log format: text or json")
 }
@@ -79,18 +94,52 @@ func (c *commonFlags) openChainstate(log *slog.Logger) (*chainstate.Chainstate, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.datadir != "" {
-		return nil, nil, fmt.Errorf("persistent datadirs are not available yet; omit --datadir to keep the chainstate in memory")
+	var store chainstate.Store
+	closeKV := func() error { return nil }
+	if c.datadir == "" {
+		store = chainstate.NewMemStore()
+	} else {
+		kv, err := backends.Open(c.backend, c.datadir, backends.Options{
+			CacheBytes: int64(c.cacheMB) << 20 / 4,
+			Logger:     log.With("store", c.backend),
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		store = chainstate.NewKVStore(kv, int64(c.cacheMB)<<20)
+		closeKV = kv.Close
 	}
-	store := chainstate.NewMemStore()
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store, Log: log})
 	if err != nil {
+		store.Close()
+		closeKV()
 		return nil, nil, err
 	}
 	return cs, func() error {
-		if err := cs.Flush(); err != nil {
-			return err
-		}
-		return store.Close()
+		ferr := cs.Flush()
+		serr := store.Close()
+		kerr := closeKV()
+		return errors.Join(ferr, serr, kerr)
 	}, nil
+}
+
+// parseInterleaved parses flags that may appear before, between or after
+// positional arguments (`import FILE --json` works like `import --json FILE`)
+// and returns the positional arguments. "--" ends flag parsing.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }

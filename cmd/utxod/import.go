@@ -29,10 +29,11 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...\n\nReads Core's block-file framing (magic, LE length, block), fully validates and connects the blocks.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
 		return 2
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		fs.Usage()
 		return 2
 	}
@@ -63,7 +64,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	}()
 	start := time.Now()
 	blocks := 0
-	for _, name := range fs.Args() {
+	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
 			fmt.Fprintln(stderr, "utxod import:", err)
