@@ -2,7 +2,10 @@ package merkle
 
 import (
 	"crypto/sha256"
+	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"utxod/wire"
 )
@@ -50,4 +53,55 @@ func BenchmarkStreamingFloor(b *testing.B) {
 	nsPerByte := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(buf))
 	b.ReportMetric(nsPerByte, "ns/byte")
 	b.ReportMetric(nsPerByte*192, "ns/pair")
+}
+
+// TestMeasureOrder is a noise-robust companion to the benchmarks for shared
+// or loaded hosts: it interleaves the kernels trial by trial and reports the
+// minimum and median ns/pair of each for a 1024-parent level and for a
+// 16-leaf root. Run with UTXOD_MERKLE_MEASURE=1 (-v).
+func TestMeasureOrder(t *testing.T) {
+	if os.Getenv("UTXOD_MERKLE_MEASURE") == "" {
+		t.Skip("set UTXOD_MERKLE_MEASURE=1 to measure")
+	}
+	src := pseudo(2048, 11)
+	dst := make([]wire.Hash, 1024)
+	var hs []*Hasher
+	for _, name := range kernelNames {
+		if h, err := New(name, quietLog()); err == nil {
+			hs = append(hs, h)
+		}
+	}
+	const trials = 300
+	cases := []struct {
+		name  string
+		pairs int
+		run   func(h *Hasher)
+	}{
+		{"parents_1024", 1024, func(h *Hasher) { _, _ = h.HashLevel(dst, src) }},
+		{"parents_64", 64, func(h *Hasher) { _, _ = h.HashLevel(dst[:64], src[:128]) }},
+		{"leaves_16", 15, func(h *Hasher) { h.Root(src[:16]) }},
+	}
+	for _, c := range cases {
+		samples := make([][]float64, len(hs))
+		reps := 1 + 4096/c.pairs
+		for trial := 0; trial < trials; trial++ {
+			for i, h := range hs {
+				start := time.Now()
+				for r := 0; r < reps; r++ {
+					c.run(h)
+				}
+				samples[i] = append(samples[i], float64(time.Since(start).Nanoseconds())/float64(reps*c.pairs))
+			}
+		}
+		base := map[string]float64{}
+		for i, h := range hs {
+			slices.Sort(samples[i])
+			base[h.Name()] = samples[i][0]
+		}
+		for i, h := range hs {
+			s := samples[i]
+			t.Logf("%-13s %-8s min %7.1f ns/pair  median %7.1f  x generic %5.2f  x stdlib %5.2f",
+				c.name, h.Name(), s[0], s[len(s)/2], base[KernelGeneric]/s[0], base[KernelStdlib]/s[0])
+		}
+	}
 }

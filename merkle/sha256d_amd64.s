@@ -1098,32 +1098,6 @@ DATA iv8<>+248(SB)/4, $0x5be0cd19
 DATA iv8<>+252(SB)/4, $0x5be0cd19
 GLOBL iv8<>(SB), RODATA|NOPTR, $256
 
-DATA pad3w8<>+0(SB)/4, $0x80000000
-DATA pad3w8<>+4(SB)/4, $0x80000000
-DATA pad3w8<>+8(SB)/4, $0x80000000
-DATA pad3w8<>+12(SB)/4, $0x80000000
-DATA pad3w8<>+16(SB)/4, $0x80000000
-DATA pad3w8<>+20(SB)/4, $0x80000000
-DATA pad3w8<>+24(SB)/4, $0x80000000
-DATA pad3w8<>+28(SB)/4, $0x80000000
-DATA pad3w8<>+32(SB)/4, $0x00000000
-DATA pad3w8<>+36(SB)/4, $0x00000000
-DATA pad3w8<>+40(SB)/4, $0x00000000
-DATA pad3w8<>+44(SB)/4, $0x00000000
-DATA pad3w8<>+48(SB)/4, $0x00000000
-DATA pad3w8<>+52(SB)/4, $0x00000000
-DATA pad3w8<>+56(SB)/4, $0x00000000
-DATA pad3w8<>+60(SB)/4, $0x00000000
-DATA pad3w8<>+64(SB)/4, $0x00000100
-DATA pad3w8<>+68(SB)/4, $0x00000100
-DATA pad3w8<>+72(SB)/4, $0x00000100
-DATA pad3w8<>+76(SB)/4, $0x00000100
-DATA pad3w8<>+80(SB)/4, $0x00000100
-DATA pad3w8<>+84(SB)/4, $0x00000100
-DATA pad3w8<>+88(SB)/4, $0x00000100
-DATA pad3w8<>+92(SB)/4, $0x00000100
-GLOBL pad3w8<>(SB), RODATA|NOPTR, $96
-
 DATA bswap32<>+0(SB)/4, $0x00010203
 DATA bswap32<>+4(SB)/4, $0x04050607
 DATA bswap32<>+8(SB)/4, $0x08090a0b
@@ -1276,10 +1250,6 @@ DATA iv1<>+24(SB)/4, $0x1f83d9ab
 DATA iv1<>+28(SB)/4, $0x5be0cd19
 GLOBL iv1<>(SB), RODATA|NOPTR, $32
 
-DATA pad3w1<>+0(SB)/4, $0x80000000
-DATA pad3w1<>+4(SB)/4, $0x00000100
-GLOBL pad3w1<>(SB), RODATA|NOPTR, $8
-
 DATA bswap64<>+0(SB)/4, $0x00010203
 DATA bswap64<>+4(SB)/4, $0x04050607
 DATA bswap64<>+8(SB)/4, $0x08090a0b
@@ -1363,6 +1333,392 @@ DATA t3kw8<>+244(SB)/4, $0xc19bf274
 DATA t3kw8<>+248(SB)/4, $0xc19bf274
 DATA t3kw8<>+252(SB)/4, $0xc19bf274
 GLOBL t3kw8<>(SB), RODATA|NOPTR, $256
+
+DATA t3sched8<>+0(SB)/4, $0x00000000
+DATA t3sched8<>+4(SB)/4, $0x00000000
+DATA t3sched8<>+8(SB)/4, $0x00000000
+DATA t3sched8<>+12(SB)/4, $0x00000000
+DATA t3sched8<>+16(SB)/4, $0x00000000
+DATA t3sched8<>+20(SB)/4, $0x00000000
+DATA t3sched8<>+24(SB)/4, $0x00000000
+DATA t3sched8<>+28(SB)/4, $0x00000000
+DATA t3sched8<>+32(SB)/4, $0x00a00000
+DATA t3sched8<>+36(SB)/4, $0x00a00000
+DATA t3sched8<>+40(SB)/4, $0x00a00000
+DATA t3sched8<>+44(SB)/4, $0x00a00000
+DATA t3sched8<>+48(SB)/4, $0x00a00000
+DATA t3sched8<>+52(SB)/4, $0x00a00000
+DATA t3sched8<>+56(SB)/4, $0x00a00000
+DATA t3sched8<>+60(SB)/4, $0x00a00000
+DATA t3sched8<>+64(SB)/4, $0x00000000
+DATA t3sched8<>+68(SB)/4, $0x00000000
+DATA t3sched8<>+72(SB)/4, $0x00000000
+DATA t3sched8<>+76(SB)/4, $0x00000000
+DATA t3sched8<>+80(SB)/4, $0x00000000
+DATA t3sched8<>+84(SB)/4, $0x00000000
+DATA t3sched8<>+88(SB)/4, $0x00000000
+DATA t3sched8<>+92(SB)/4, $0x00000000
+DATA t3sched8<>+96(SB)/4, $0x00000000
+DATA t3sched8<>+100(SB)/4, $0x00000000
+DATA t3sched8<>+104(SB)/4, $0x00000000
+DATA t3sched8<>+108(SB)/4, $0x00000000
+DATA t3sched8<>+112(SB)/4, $0x00000000
+DATA t3sched8<>+116(SB)/4, $0x00000000
+DATA t3sched8<>+120(SB)/4, $0x00000000
+DATA t3sched8<>+124(SB)/4, $0x00000000
+DATA t3sched8<>+128(SB)/4, $0x00000000
+DATA t3sched8<>+132(SB)/4, $0x00000000
+DATA t3sched8<>+136(SB)/4, $0x00000000
+DATA t3sched8<>+140(SB)/4, $0x00000000
+DATA t3sched8<>+144(SB)/4, $0x00000000
+DATA t3sched8<>+148(SB)/4, $0x00000000
+DATA t3sched8<>+152(SB)/4, $0x00000000
+DATA t3sched8<>+156(SB)/4, $0x00000000
+DATA t3sched8<>+160(SB)/4, $0x00000000
+DATA t3sched8<>+164(SB)/4, $0x00000000
+DATA t3sched8<>+168(SB)/4, $0x00000000
+DATA t3sched8<>+172(SB)/4, $0x00000000
+DATA t3sched8<>+176(SB)/4, $0x00000000
+DATA t3sched8<>+180(SB)/4, $0x00000000
+DATA t3sched8<>+184(SB)/4, $0x00000000
+DATA t3sched8<>+188(SB)/4, $0x00000000
+DATA t3sched8<>+192(SB)/4, $0x00000100
+DATA t3sched8<>+196(SB)/4, $0x00000100
+DATA t3sched8<>+200(SB)/4, $0x00000100
+DATA t3sched8<>+204(SB)/4, $0x00000100
+DATA t3sched8<>+208(SB)/4, $0x00000100
+DATA t3sched8<>+212(SB)/4, $0x00000100
+DATA t3sched8<>+216(SB)/4, $0x00000100
+DATA t3sched8<>+220(SB)/4, $0x00000100
+DATA t3sched8<>+224(SB)/4, $0x11002000
+DATA t3sched8<>+228(SB)/4, $0x11002000
+DATA t3sched8<>+232(SB)/4, $0x11002000
+DATA t3sched8<>+236(SB)/4, $0x11002000
+DATA t3sched8<>+240(SB)/4, $0x11002000
+DATA t3sched8<>+244(SB)/4, $0x11002000
+DATA t3sched8<>+248(SB)/4, $0x11002000
+DATA t3sched8<>+252(SB)/4, $0x11002000
+DATA t3sched8<>+256(SB)/4, $0x80000000
+DATA t3sched8<>+260(SB)/4, $0x80000000
+DATA t3sched8<>+264(SB)/4, $0x80000000
+DATA t3sched8<>+268(SB)/4, $0x80000000
+DATA t3sched8<>+272(SB)/4, $0x80000000
+DATA t3sched8<>+276(SB)/4, $0x80000000
+DATA t3sched8<>+280(SB)/4, $0x80000000
+DATA t3sched8<>+284(SB)/4, $0x80000000
+DATA t3sched8<>+288(SB)/4, $0x00000000
+DATA t3sched8<>+292(SB)/4, $0x00000000
+DATA t3sched8<>+296(SB)/4, $0x00000000
+DATA t3sched8<>+300(SB)/4, $0x00000000
+DATA t3sched8<>+304(SB)/4, $0x00000000
+DATA t3sched8<>+308(SB)/4, $0x00000000
+DATA t3sched8<>+312(SB)/4, $0x00000000
+DATA t3sched8<>+316(SB)/4, $0x00000000
+DATA t3sched8<>+320(SB)/4, $0x00000000
+DATA t3sched8<>+324(SB)/4, $0x00000000
+DATA t3sched8<>+328(SB)/4, $0x00000000
+DATA t3sched8<>+332(SB)/4, $0x00000000
+DATA t3sched8<>+336(SB)/4, $0x00000000
+DATA t3sched8<>+340(SB)/4, $0x00000000
+DATA t3sched8<>+344(SB)/4, $0x00000000
+DATA t3sched8<>+348(SB)/4, $0x00000000
+DATA t3sched8<>+352(SB)/4, $0x00000000
+DATA t3sched8<>+356(SB)/4, $0x00000000
+DATA t3sched8<>+360(SB)/4, $0x00000000
+DATA t3sched8<>+364(SB)/4, $0x00000000
+DATA t3sched8<>+368(SB)/4, $0x00000000
+DATA t3sched8<>+372(SB)/4, $0x00000000
+DATA t3sched8<>+376(SB)/4, $0x00000000
+DATA t3sched8<>+380(SB)/4, $0x00000000
+DATA t3sched8<>+384(SB)/4, $0x00000000
+DATA t3sched8<>+388(SB)/4, $0x00000000
+DATA t3sched8<>+392(SB)/4, $0x00000000
+DATA t3sched8<>+396(SB)/4, $0x00000000
+DATA t3sched8<>+400(SB)/4, $0x00000000
+DATA t3sched8<>+404(SB)/4, $0x00000000
+DATA t3sched8<>+408(SB)/4, $0x00000000
+DATA t3sched8<>+412(SB)/4, $0x00000000
+DATA t3sched8<>+416(SB)/4, $0x00000000
+DATA t3sched8<>+420(SB)/4, $0x00000000
+DATA t3sched8<>+424(SB)/4, $0x00000000
+DATA t3sched8<>+428(SB)/4, $0x00000000
+DATA t3sched8<>+432(SB)/4, $0x00000000
+DATA t3sched8<>+436(SB)/4, $0x00000000
+DATA t3sched8<>+440(SB)/4, $0x00000000
+DATA t3sched8<>+444(SB)/4, $0x00000000
+DATA t3sched8<>+448(SB)/4, $0x00400022
+DATA t3sched8<>+452(SB)/4, $0x00400022
+DATA t3sched8<>+456(SB)/4, $0x00400022
+DATA t3sched8<>+460(SB)/4, $0x00400022
+DATA t3sched8<>+464(SB)/4, $0x00400022
+DATA t3sched8<>+468(SB)/4, $0x00400022
+DATA t3sched8<>+472(SB)/4, $0x00400022
+DATA t3sched8<>+476(SB)/4, $0x00400022
+DATA t3sched8<>+480(SB)/4, $0x00000100
+DATA t3sched8<>+484(SB)/4, $0x00000100
+DATA t3sched8<>+488(SB)/4, $0x00000100
+DATA t3sched8<>+492(SB)/4, $0x00000100
+DATA t3sched8<>+496(SB)/4, $0x00000100
+DATA t3sched8<>+500(SB)/4, $0x00000100
+DATA t3sched8<>+504(SB)/4, $0x00000100
+DATA t3sched8<>+508(SB)/4, $0x00000100
+DATA t3sched8<>+512(SB)/4, $0x00000000
+DATA t3sched8<>+516(SB)/4, $0x00000000
+DATA t3sched8<>+520(SB)/4, $0x00000000
+DATA t3sched8<>+524(SB)/4, $0x00000000
+DATA t3sched8<>+528(SB)/4, $0x00000000
+DATA t3sched8<>+532(SB)/4, $0x00000000
+DATA t3sched8<>+536(SB)/4, $0x00000000
+DATA t3sched8<>+540(SB)/4, $0x00000000
+DATA t3sched8<>+544(SB)/4, $0x00000000
+DATA t3sched8<>+548(SB)/4, $0x00000000
+DATA t3sched8<>+552(SB)/4, $0x00000000
+DATA t3sched8<>+556(SB)/4, $0x00000000
+DATA t3sched8<>+560(SB)/4, $0x00000000
+DATA t3sched8<>+564(SB)/4, $0x00000000
+DATA t3sched8<>+568(SB)/4, $0x00000000
+DATA t3sched8<>+572(SB)/4, $0x00000000
+DATA t3sched8<>+576(SB)/4, $0x00000000
+DATA t3sched8<>+580(SB)/4, $0x00000000
+DATA t3sched8<>+584(SB)/4, $0x00000000
+DATA t3sched8<>+588(SB)/4, $0x00000000
+DATA t3sched8<>+592(SB)/4, $0x00000000
+DATA t3sched8<>+596(SB)/4, $0x00000000
+DATA t3sched8<>+600(SB)/4, $0x00000000
+DATA t3sched8<>+604(SB)/4, $0x00000000
+DATA t3sched8<>+608(SB)/4, $0x00000000
+DATA t3sched8<>+612(SB)/4, $0x00000000
+DATA t3sched8<>+616(SB)/4, $0x00000000
+DATA t3sched8<>+620(SB)/4, $0x00000000
+DATA t3sched8<>+624(SB)/4, $0x00000000
+DATA t3sched8<>+628(SB)/4, $0x00000000
+DATA t3sched8<>+632(SB)/4, $0x00000000
+DATA t3sched8<>+636(SB)/4, $0x00000000
+DATA t3sched8<>+640(SB)/4, $0x00000000
+DATA t3sched8<>+644(SB)/4, $0x00000000
+DATA t3sched8<>+648(SB)/4, $0x00000000
+DATA t3sched8<>+652(SB)/4, $0x00000000
+DATA t3sched8<>+656(SB)/4, $0x00000000
+DATA t3sched8<>+660(SB)/4, $0x00000000
+DATA t3sched8<>+664(SB)/4, $0x00000000
+DATA t3sched8<>+668(SB)/4, $0x00000000
+DATA t3sched8<>+672(SB)/4, $0x00000000
+DATA t3sched8<>+676(SB)/4, $0x00000000
+DATA t3sched8<>+680(SB)/4, $0x00000000
+DATA t3sched8<>+684(SB)/4, $0x00000000
+DATA t3sched8<>+688(SB)/4, $0x00000000
+DATA t3sched8<>+692(SB)/4, $0x00000000
+DATA t3sched8<>+696(SB)/4, $0x00000000
+DATA t3sched8<>+700(SB)/4, $0x00000000
+DATA t3sched8<>+704(SB)/4, $0x00000000
+DATA t3sched8<>+708(SB)/4, $0x00000000
+DATA t3sched8<>+712(SB)/4, $0x00000000
+DATA t3sched8<>+716(SB)/4, $0x00000000
+DATA t3sched8<>+720(SB)/4, $0x00000000
+DATA t3sched8<>+724(SB)/4, $0x00000000
+DATA t3sched8<>+728(SB)/4, $0x00000000
+DATA t3sched8<>+732(SB)/4, $0x00000000
+DATA t3sched8<>+736(SB)/4, $0x00000000
+DATA t3sched8<>+740(SB)/4, $0x00000000
+DATA t3sched8<>+744(SB)/4, $0x00000000
+DATA t3sched8<>+748(SB)/4, $0x00000000
+DATA t3sched8<>+752(SB)/4, $0x00000000
+DATA t3sched8<>+756(SB)/4, $0x00000000
+DATA t3sched8<>+760(SB)/4, $0x00000000
+DATA t3sched8<>+764(SB)/4, $0x00000000
+DATA t3sched8<>+768(SB)/4, $0x00000000
+DATA t3sched8<>+772(SB)/4, $0x00000000
+DATA t3sched8<>+776(SB)/4, $0x00000000
+DATA t3sched8<>+780(SB)/4, $0x00000000
+DATA t3sched8<>+784(SB)/4, $0x00000000
+DATA t3sched8<>+788(SB)/4, $0x00000000
+DATA t3sched8<>+792(SB)/4, $0x00000000
+DATA t3sched8<>+796(SB)/4, $0x00000000
+DATA t3sched8<>+800(SB)/4, $0x00000000
+DATA t3sched8<>+804(SB)/4, $0x00000000
+DATA t3sched8<>+808(SB)/4, $0x00000000
+DATA t3sched8<>+812(SB)/4, $0x00000000
+DATA t3sched8<>+816(SB)/4, $0x00000000
+DATA t3sched8<>+820(SB)/4, $0x00000000
+DATA t3sched8<>+824(SB)/4, $0x00000000
+DATA t3sched8<>+828(SB)/4, $0x00000000
+DATA t3sched8<>+832(SB)/4, $0x00000000
+DATA t3sched8<>+836(SB)/4, $0x00000000
+DATA t3sched8<>+840(SB)/4, $0x00000000
+DATA t3sched8<>+844(SB)/4, $0x00000000
+DATA t3sched8<>+848(SB)/4, $0x00000000
+DATA t3sched8<>+852(SB)/4, $0x00000000
+DATA t3sched8<>+856(SB)/4, $0x00000000
+DATA t3sched8<>+860(SB)/4, $0x00000000
+DATA t3sched8<>+864(SB)/4, $0x00000000
+DATA t3sched8<>+868(SB)/4, $0x00000000
+DATA t3sched8<>+872(SB)/4, $0x00000000
+DATA t3sched8<>+876(SB)/4, $0x00000000
+DATA t3sched8<>+880(SB)/4, $0x00000000
+DATA t3sched8<>+884(SB)/4, $0x00000000
+DATA t3sched8<>+888(SB)/4, $0x00000000
+DATA t3sched8<>+892(SB)/4, $0x00000000
+DATA t3sched8<>+896(SB)/4, $0x00000000
+DATA t3sched8<>+900(SB)/4, $0x00000000
+DATA t3sched8<>+904(SB)/4, $0x00000000
+DATA t3sched8<>+908(SB)/4, $0x00000000
+DATA t3sched8<>+912(SB)/4, $0x00000000
+DATA t3sched8<>+916(SB)/4, $0x00000000
+DATA t3sched8<>+920(SB)/4, $0x00000000
+DATA t3sched8<>+924(SB)/4, $0x00000000
+DATA t3sched8<>+928(SB)/4, $0x00000000
+DATA t3sched8<>+932(SB)/4, $0x00000000
+DATA t3sched8<>+936(SB)/4, $0x00000000
+DATA t3sched8<>+940(SB)/4, $0x00000000
+DATA t3sched8<>+944(SB)/4, $0x00000000
+DATA t3sched8<>+948(SB)/4, $0x00000000
+DATA t3sched8<>+952(SB)/4, $0x00000000
+DATA t3sched8<>+956(SB)/4, $0x00000000
+DATA t3sched8<>+960(SB)/4, $0x00000000
+DATA t3sched8<>+964(SB)/4, $0x00000000
+DATA t3sched8<>+968(SB)/4, $0x00000000
+DATA t3sched8<>+972(SB)/4, $0x00000000
+DATA t3sched8<>+976(SB)/4, $0x00000000
+DATA t3sched8<>+980(SB)/4, $0x00000000
+DATA t3sched8<>+984(SB)/4, $0x00000000
+DATA t3sched8<>+988(SB)/4, $0x00000000
+DATA t3sched8<>+992(SB)/4, $0x00000000
+DATA t3sched8<>+996(SB)/4, $0x00000000
+DATA t3sched8<>+1000(SB)/4, $0x00000000
+DATA t3sched8<>+1004(SB)/4, $0x00000000
+DATA t3sched8<>+1008(SB)/4, $0x00000000
+DATA t3sched8<>+1012(SB)/4, $0x00000000
+DATA t3sched8<>+1016(SB)/4, $0x00000000
+DATA t3sched8<>+1020(SB)/4, $0x00000000
+DATA t3sched8<>+1024(SB)/4, $0x00000000
+DATA t3sched8<>+1028(SB)/4, $0x00000000
+DATA t3sched8<>+1032(SB)/4, $0x00000000
+DATA t3sched8<>+1036(SB)/4, $0x00000000
+DATA t3sched8<>+1040(SB)/4, $0x00000000
+DATA t3sched8<>+1044(SB)/4, $0x00000000
+DATA t3sched8<>+1048(SB)/4, $0x00000000
+DATA t3sched8<>+1052(SB)/4, $0x00000000
+DATA t3sched8<>+1056(SB)/4, $0x00000000
+DATA t3sched8<>+1060(SB)/4, $0x00000000
+DATA t3sched8<>+1064(SB)/4, $0x00000000
+DATA t3sched8<>+1068(SB)/4, $0x00000000
+DATA t3sched8<>+1072(SB)/4, $0x00000000
+DATA t3sched8<>+1076(SB)/4, $0x00000000
+DATA t3sched8<>+1080(SB)/4, $0x00000000
+DATA t3sched8<>+1084(SB)/4, $0x00000000
+DATA t3sched8<>+1088(SB)/4, $0x00000000
+DATA t3sched8<>+1092(SB)/4, $0x00000000
+DATA t3sched8<>+1096(SB)/4, $0x00000000
+DATA t3sched8<>+1100(SB)/4, $0x00000000
+DATA t3sched8<>+1104(SB)/4, $0x00000000
+DATA t3sched8<>+1108(SB)/4, $0x00000000
+DATA t3sched8<>+1112(SB)/4, $0x00000000
+DATA t3sched8<>+1116(SB)/4, $0x00000000
+DATA t3sched8<>+1120(SB)/4, $0x00000000
+DATA t3sched8<>+1124(SB)/4, $0x00000000
+DATA t3sched8<>+1128(SB)/4, $0x00000000
+DATA t3sched8<>+1132(SB)/4, $0x00000000
+DATA t3sched8<>+1136(SB)/4, $0x00000000
+DATA t3sched8<>+1140(SB)/4, $0x00000000
+DATA t3sched8<>+1144(SB)/4, $0x00000000
+DATA t3sched8<>+1148(SB)/4, $0x00000000
+DATA t3sched8<>+1152(SB)/4, $0x00000000
+DATA t3sched8<>+1156(SB)/4, $0x00000000
+DATA t3sched8<>+1160(SB)/4, $0x00000000
+DATA t3sched8<>+1164(SB)/4, $0x00000000
+DATA t3sched8<>+1168(SB)/4, $0x00000000
+DATA t3sched8<>+1172(SB)/4, $0x00000000
+DATA t3sched8<>+1176(SB)/4, $0x00000000
+DATA t3sched8<>+1180(SB)/4, $0x00000000
+DATA t3sched8<>+1184(SB)/4, $0x00000000
+DATA t3sched8<>+1188(SB)/4, $0x00000000
+DATA t3sched8<>+1192(SB)/4, $0x00000000
+DATA t3sched8<>+1196(SB)/4, $0x00000000
+DATA t3sched8<>+1200(SB)/4, $0x00000000
+DATA t3sched8<>+1204(SB)/4, $0x00000000
+DATA t3sched8<>+1208(SB)/4, $0x00000000
+DATA t3sched8<>+1212(SB)/4, $0x00000000
+DATA t3sched8<>+1216(SB)/4, $0x00000000
+DATA t3sched8<>+1220(SB)/4, $0x00000000
+DATA t3sched8<>+1224(SB)/4, $0x00000000
+DATA t3sched8<>+1228(SB)/4, $0x00000000
+DATA t3sched8<>+1232(SB)/4, $0x00000000
+DATA t3sched8<>+1236(SB)/4, $0x00000000
+DATA t3sched8<>+1240(SB)/4, $0x00000000
+DATA t3sched8<>+1244(SB)/4, $0x00000000
+DATA t3sched8<>+1248(SB)/4, $0x00000000
+DATA t3sched8<>+1252(SB)/4, $0x00000000
+DATA t3sched8<>+1256(SB)/4, $0x00000000
+DATA t3sched8<>+1260(SB)/4, $0x00000000
+DATA t3sched8<>+1264(SB)/4, $0x00000000
+DATA t3sched8<>+1268(SB)/4, $0x00000000
+DATA t3sched8<>+1272(SB)/4, $0x00000000
+DATA t3sched8<>+1276(SB)/4, $0x00000000
+DATA t3sched8<>+1280(SB)/4, $0x00000000
+DATA t3sched8<>+1284(SB)/4, $0x00000000
+DATA t3sched8<>+1288(SB)/4, $0x00000000
+DATA t3sched8<>+1292(SB)/4, $0x00000000
+DATA t3sched8<>+1296(SB)/4, $0x00000000
+DATA t3sched8<>+1300(SB)/4, $0x00000000
+DATA t3sched8<>+1304(SB)/4, $0x00000000
+DATA t3sched8<>+1308(SB)/4, $0x00000000
+DATA t3sched8<>+1312(SB)/4, $0x00000000
+DATA t3sched8<>+1316(SB)/4, $0x00000000
+DATA t3sched8<>+1320(SB)/4, $0x00000000
+DATA t3sched8<>+1324(SB)/4, $0x00000000
+DATA t3sched8<>+1328(SB)/4, $0x00000000
+DATA t3sched8<>+1332(SB)/4, $0x00000000
+DATA t3sched8<>+1336(SB)/4, $0x00000000
+DATA t3sched8<>+1340(SB)/4, $0x00000000
+DATA t3sched8<>+1344(SB)/4, $0x00000000
+DATA t3sched8<>+1348(SB)/4, $0x00000000
+DATA t3sched8<>+1352(SB)/4, $0x00000000
+DATA t3sched8<>+1356(SB)/4, $0x00000000
+DATA t3sched8<>+1360(SB)/4, $0x00000000
+DATA t3sched8<>+1364(SB)/4, $0x00000000
+DATA t3sched8<>+1368(SB)/4, $0x00000000
+DATA t3sched8<>+1372(SB)/4, $0x00000000
+DATA t3sched8<>+1376(SB)/4, $0x00000000
+DATA t3sched8<>+1380(SB)/4, $0x00000000
+DATA t3sched8<>+1384(SB)/4, $0x00000000
+DATA t3sched8<>+1388(SB)/4, $0x00000000
+DATA t3sched8<>+1392(SB)/4, $0x00000000
+DATA t3sched8<>+1396(SB)/4, $0x00000000
+DATA t3sched8<>+1400(SB)/4, $0x00000000
+DATA t3sched8<>+1404(SB)/4, $0x00000000
+DATA t3sched8<>+1408(SB)/4, $0x00000000
+DATA t3sched8<>+1412(SB)/4, $0x00000000
+DATA t3sched8<>+1416(SB)/4, $0x00000000
+DATA t3sched8<>+1420(SB)/4, $0x00000000
+DATA t3sched8<>+1424(SB)/4, $0x00000000
+DATA t3sched8<>+1428(SB)/4, $0x00000000
+DATA t3sched8<>+1432(SB)/4, $0x00000000
+DATA t3sched8<>+1436(SB)/4, $0x00000000
+DATA t3sched8<>+1440(SB)/4, $0x00000000
+DATA t3sched8<>+1444(SB)/4, $0x00000000
+DATA t3sched8<>+1448(SB)/4, $0x00000000
+DATA t3sched8<>+1452(SB)/4, $0x00000000
+DATA t3sched8<>+1456(SB)/4, $0x00000000
+DATA t3sched8<>+1460(SB)/4, $0x00000000
+DATA t3sched8<>+1464(SB)/4, $0x00000000
+DATA t3sched8<>+1468(SB)/4, $0x00000000
+DATA t3sched8<>+1472(SB)/4, $0x00000000
+DATA t3sched8<>+1476(SB)/4, $0x00000000
+DATA t3sched8<>+1480(SB)/4, $0x00000000
+DATA t3sched8<>+1484(SB)/4, $0x00000000
+DATA t3sched8<>+1488(SB)/4, $0x00000000
+DATA t3sched8<>+1492(SB)/4, $0x00000000
+DATA t3sched8<>+1496(SB)/4, $0x00000000
+DATA t3sched8<>+1500(SB)/4, $0x00000000
+DATA t3sched8<>+1504(SB)/4, $0x00000000
+DATA t3sched8<>+1508(SB)/4, $0x00000000
+DATA t3sched8<>+1512(SB)/4, $0x00000000
+DATA t3sched8<>+1516(SB)/4, $0x00000000
+DATA t3sched8<>+1520(SB)/4, $0x00000000
+DATA t3sched8<>+1524(SB)/4, $0x00000000
+DATA t3sched8<>+1528(SB)/4, $0x00000000
+DATA t3sched8<>+1532(SB)/4, $0x00000000
+GLOBL t3sched8<>(SB), RODATA|NOPTR, $1536
 
 // func sha256d64AVX2(out *byte, in *byte, n int)
 // Requires: AVX, AVX2
@@ -1470,7 +1826,6 @@ sha256d64AVX2_loop:
 	VMOVDQU     Y13, 448(SP)
 	VMOVDQU     Y15, 480(SP)
 	VMOVDQU     448(SP), Y0
-	VMOVDQU     32(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1480,6 +1835,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     32(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1489,12 +1845,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      288(SP), Y2, Y2
-	VPADDD      (SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      288(SP), Y2, Y2
+	VPADDD      (SP), Y2, Y2
 	VMOVDQU     Y2, 512(SP)
 	VMOVDQU     480(SP), Y6
-	VMOVDQU     64(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1504,6 +1859,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     64(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1513,12 +1869,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      320(SP), Y8, Y8
-	VPADDD      32(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      320(SP), Y8, Y8
+	VPADDD      32(SP), Y8, Y8
 	VMOVDQU     Y8, 544(SP)
 	VMOVDQU     512(SP), Y0
-	VMOVDQU     96(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1528,6 +1883,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     96(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1537,12 +1893,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      352(SP), Y2, Y2
-	VPADDD      64(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      352(SP), Y2, Y2
+	VPADDD      64(SP), Y2, Y2
 	VMOVDQU     Y2, 576(SP)
 	VMOVDQU     544(SP), Y6
-	VMOVDQU     128(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1552,6 +1907,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     128(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1561,12 +1917,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      384(SP), Y8, Y8
-	VPADDD      96(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      384(SP), Y8, Y8
+	VPADDD      96(SP), Y8, Y8
 	VMOVDQU     Y8, 608(SP)
 	VMOVDQU     576(SP), Y0
-	VMOVDQU     160(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1576,6 +1931,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     160(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1585,12 +1941,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      416(SP), Y2, Y2
-	VPADDD      128(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      416(SP), Y2, Y2
+	VPADDD      128(SP), Y2, Y2
 	VMOVDQU     Y2, 640(SP)
 	VMOVDQU     608(SP), Y6
-	VMOVDQU     192(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1600,6 +1955,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     192(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1609,12 +1965,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      448(SP), Y8, Y8
-	VPADDD      160(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      448(SP), Y8, Y8
+	VPADDD      160(SP), Y8, Y8
 	VMOVDQU     Y8, 672(SP)
 	VMOVDQU     640(SP), Y0
-	VMOVDQU     224(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1624,6 +1979,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     224(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1633,12 +1989,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      480(SP), Y2, Y2
-	VPADDD      192(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      480(SP), Y2, Y2
+	VPADDD      192(SP), Y2, Y2
 	VMOVDQU     Y2, 704(SP)
 	VMOVDQU     672(SP), Y6
-	VMOVDQU     256(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1648,6 +2003,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     256(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1657,12 +2013,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      512(SP), Y8, Y8
-	VPADDD      224(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      512(SP), Y8, Y8
+	VPADDD      224(SP), Y8, Y8
 	VMOVDQU     Y8, 736(SP)
 	VMOVDQU     704(SP), Y0
-	VMOVDQU     288(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1672,6 +2027,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     288(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1681,12 +2037,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      544(SP), Y2, Y2
-	VPADDD      256(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      544(SP), Y2, Y2
+	VPADDD      256(SP), Y2, Y2
 	VMOVDQU     Y2, 768(SP)
 	VMOVDQU     736(SP), Y6
-	VMOVDQU     320(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1696,6 +2051,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     320(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1705,12 +2061,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      576(SP), Y8, Y8
-	VPADDD      288(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      576(SP), Y8, Y8
+	VPADDD      288(SP), Y8, Y8
 	VMOVDQU     Y8, 800(SP)
 	VMOVDQU     768(SP), Y0
-	VMOVDQU     352(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1720,6 +2075,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     352(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1729,12 +2085,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      608(SP), Y2, Y2
-	VPADDD      320(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      608(SP), Y2, Y2
+	VPADDD      320(SP), Y2, Y2
 	VMOVDQU     Y2, 832(SP)
 	VMOVDQU     800(SP), Y6
-	VMOVDQU     384(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1744,6 +2099,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     384(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1753,12 +2109,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      640(SP), Y8, Y8
-	VPADDD      352(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      640(SP), Y8, Y8
+	VPADDD      352(SP), Y8, Y8
 	VMOVDQU     Y8, 864(SP)
 	VMOVDQU     832(SP), Y0
-	VMOVDQU     416(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1768,6 +2123,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     416(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1777,12 +2133,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      672(SP), Y2, Y2
-	VPADDD      384(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      672(SP), Y2, Y2
+	VPADDD      384(SP), Y2, Y2
 	VMOVDQU     Y2, 896(SP)
 	VMOVDQU     864(SP), Y6
-	VMOVDQU     448(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1792,6 +2147,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     448(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1801,12 +2157,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      704(SP), Y8, Y8
-	VPADDD      416(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      704(SP), Y8, Y8
+	VPADDD      416(SP), Y8, Y8
 	VMOVDQU     Y8, 928(SP)
 	VMOVDQU     896(SP), Y0
-	VMOVDQU     480(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1816,6 +2171,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     480(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1825,12 +2181,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      736(SP), Y2, Y2
-	VPADDD      448(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      736(SP), Y2, Y2
+	VPADDD      448(SP), Y2, Y2
 	VMOVDQU     Y2, 960(SP)
 	VMOVDQU     928(SP), Y6
-	VMOVDQU     512(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1840,6 +2195,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     512(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1849,12 +2205,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      768(SP), Y8, Y8
-	VPADDD      480(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      768(SP), Y8, Y8
+	VPADDD      480(SP), Y8, Y8
 	VMOVDQU     Y8, 992(SP)
 	VMOVDQU     960(SP), Y0
-	VMOVDQU     544(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1864,6 +2219,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     544(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1873,12 +2229,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      800(SP), Y2, Y2
-	VPADDD      512(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      800(SP), Y2, Y2
+	VPADDD      512(SP), Y2, Y2
 	VMOVDQU     Y2, 1024(SP)
 	VMOVDQU     992(SP), Y6
-	VMOVDQU     576(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1888,6 +2243,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     576(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1897,12 +2253,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      832(SP), Y8, Y8
-	VPADDD      544(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      832(SP), Y8, Y8
+	VPADDD      544(SP), Y8, Y8
 	VMOVDQU     Y8, 1056(SP)
 	VMOVDQU     1024(SP), Y0
-	VMOVDQU     608(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1912,6 +2267,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     608(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1921,12 +2277,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      864(SP), Y2, Y2
-	VPADDD      576(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      864(SP), Y2, Y2
+	VPADDD      576(SP), Y2, Y2
 	VMOVDQU     Y2, 1088(SP)
 	VMOVDQU     1056(SP), Y6
-	VMOVDQU     640(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1936,6 +2291,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     640(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1945,12 +2301,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      896(SP), Y8, Y8
-	VPADDD      608(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      896(SP), Y8, Y8
+	VPADDD      608(SP), Y8, Y8
 	VMOVDQU     Y8, 1120(SP)
 	VMOVDQU     1088(SP), Y0
-	VMOVDQU     672(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1960,6 +2315,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     672(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1969,12 +2325,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      928(SP), Y2, Y2
-	VPADDD      640(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      928(SP), Y2, Y2
+	VPADDD      640(SP), Y2, Y2
 	VMOVDQU     Y2, 1152(SP)
 	VMOVDQU     1120(SP), Y6
-	VMOVDQU     704(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1984,6 +2339,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     704(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1993,12 +2349,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      960(SP), Y8, Y8
-	VPADDD      672(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      960(SP), Y8, Y8
+	VPADDD      672(SP), Y8, Y8
 	VMOVDQU     Y8, 1184(SP)
 	VMOVDQU     1152(SP), Y0
-	VMOVDQU     736(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2008,6 +2363,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     736(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2017,12 +2373,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      992(SP), Y2, Y2
-	VPADDD      704(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      992(SP), Y2, Y2
+	VPADDD      704(SP), Y2, Y2
 	VMOVDQU     Y2, 1216(SP)
 	VMOVDQU     1184(SP), Y6
-	VMOVDQU     768(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2032,6 +2387,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     768(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2041,12 +2397,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1024(SP), Y8, Y8
-	VPADDD      736(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1024(SP), Y8, Y8
+	VPADDD      736(SP), Y8, Y8
 	VMOVDQU     Y8, 1248(SP)
 	VMOVDQU     1216(SP), Y0
-	VMOVDQU     800(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2056,6 +2411,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     800(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2065,12 +2421,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1056(SP), Y2, Y2
-	VPADDD      768(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1056(SP), Y2, Y2
+	VPADDD      768(SP), Y2, Y2
 	VMOVDQU     Y2, 1280(SP)
 	VMOVDQU     1248(SP), Y6
-	VMOVDQU     832(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2080,6 +2435,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     832(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2089,12 +2445,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1088(SP), Y8, Y8
-	VPADDD      800(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1088(SP), Y8, Y8
+	VPADDD      800(SP), Y8, Y8
 	VMOVDQU     Y8, 1312(SP)
 	VMOVDQU     1280(SP), Y0
-	VMOVDQU     864(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2104,6 +2459,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     864(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2113,12 +2469,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1120(SP), Y2, Y2
-	VPADDD      832(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1120(SP), Y2, Y2
+	VPADDD      832(SP), Y2, Y2
 	VMOVDQU     Y2, 1344(SP)
 	VMOVDQU     1312(SP), Y6
-	VMOVDQU     896(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2128,6 +2483,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     896(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2137,12 +2493,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1152(SP), Y8, Y8
-	VPADDD      864(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1152(SP), Y8, Y8
+	VPADDD      864(SP), Y8, Y8
 	VMOVDQU     Y8, 1376(SP)
 	VMOVDQU     1344(SP), Y0
-	VMOVDQU     928(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2152,6 +2507,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     928(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2161,12 +2517,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1184(SP), Y2, Y2
-	VPADDD      896(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1184(SP), Y2, Y2
+	VPADDD      896(SP), Y2, Y2
 	VMOVDQU     Y2, 1408(SP)
 	VMOVDQU     1376(SP), Y6
-	VMOVDQU     960(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2176,6 +2531,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     960(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2185,12 +2541,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1216(SP), Y8, Y8
-	VPADDD      928(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1216(SP), Y8, Y8
+	VPADDD      928(SP), Y8, Y8
 	VMOVDQU     Y8, 1440(SP)
 	VMOVDQU     1408(SP), Y0
-	VMOVDQU     992(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2200,6 +2555,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     992(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2209,12 +2565,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1248(SP), Y2, Y2
-	VPADDD      960(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1248(SP), Y2, Y2
+	VPADDD      960(SP), Y2, Y2
 	VMOVDQU     Y2, 1472(SP)
 	VMOVDQU     1440(SP), Y6
-	VMOVDQU     1024(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2224,6 +2579,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1024(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2233,12 +2589,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1280(SP), Y8, Y8
-	VPADDD      992(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1280(SP), Y8, Y8
+	VPADDD      992(SP), Y8, Y8
 	VMOVDQU     Y8, 1504(SP)
 	VMOVDQU     1472(SP), Y0
-	VMOVDQU     1056(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2248,6 +2603,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1056(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2257,12 +2613,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1312(SP), Y2, Y2
-	VPADDD      1024(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1312(SP), Y2, Y2
+	VPADDD      1024(SP), Y2, Y2
 	VMOVDQU     Y2, 1536(SP)
 	VMOVDQU     1504(SP), Y6
-	VMOVDQU     1088(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2272,6 +2627,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1088(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2281,12 +2637,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1344(SP), Y8, Y8
-	VPADDD      1056(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1344(SP), Y8, Y8
+	VPADDD      1056(SP), Y8, Y8
 	VMOVDQU     Y8, 1568(SP)
 	VMOVDQU     1536(SP), Y0
-	VMOVDQU     1120(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2296,6 +2651,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1120(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2305,12 +2661,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1376(SP), Y2, Y2
-	VPADDD      1088(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1376(SP), Y2, Y2
+	VPADDD      1088(SP), Y2, Y2
 	VMOVDQU     Y2, 1600(SP)
 	VMOVDQU     1568(SP), Y6
-	VMOVDQU     1152(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2320,6 +2675,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1152(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2329,12 +2685,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1408(SP), Y8, Y8
-	VPADDD      1120(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1408(SP), Y8, Y8
+	VPADDD      1120(SP), Y8, Y8
 	VMOVDQU     Y8, 1632(SP)
 	VMOVDQU     1600(SP), Y0
-	VMOVDQU     1184(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2344,6 +2699,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1184(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2353,12 +2709,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1440(SP), Y2, Y2
-	VPADDD      1152(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1440(SP), Y2, Y2
+	VPADDD      1152(SP), Y2, Y2
 	VMOVDQU     Y2, 1664(SP)
 	VMOVDQU     1632(SP), Y6
-	VMOVDQU     1216(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2368,6 +2723,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1216(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2377,12 +2733,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1472(SP), Y8, Y8
-	VPADDD      1184(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1472(SP), Y8, Y8
+	VPADDD      1184(SP), Y8, Y8
 	VMOVDQU     Y8, 1696(SP)
 	VMOVDQU     1664(SP), Y0
-	VMOVDQU     1248(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2392,6 +2747,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1248(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2401,12 +2757,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1504(SP), Y2, Y2
-	VPADDD      1216(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1504(SP), Y2, Y2
+	VPADDD      1216(SP), Y2, Y2
 	VMOVDQU     Y2, 1728(SP)
 	VMOVDQU     1696(SP), Y6
-	VMOVDQU     1280(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2416,6 +2771,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1280(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2425,12 +2781,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1536(SP), Y8, Y8
-	VPADDD      1248(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1536(SP), Y8, Y8
+	VPADDD      1248(SP), Y8, Y8
 	VMOVDQU     Y8, 1760(SP)
 	VMOVDQU     1728(SP), Y0
-	VMOVDQU     1312(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2440,6 +2795,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1312(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2449,12 +2805,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1568(SP), Y2, Y2
-	VPADDD      1280(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1568(SP), Y2, Y2
+	VPADDD      1280(SP), Y2, Y2
 	VMOVDQU     Y2, 1792(SP)
 	VMOVDQU     1760(SP), Y6
-	VMOVDQU     1344(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2464,6 +2819,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1344(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2473,12 +2829,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1600(SP), Y8, Y8
-	VPADDD      1312(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1600(SP), Y8, Y8
+	VPADDD      1312(SP), Y8, Y8
 	VMOVDQU     Y8, 1824(SP)
 	VMOVDQU     1792(SP), Y0
-	VMOVDQU     1376(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2488,6 +2843,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1376(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2497,12 +2853,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1632(SP), Y2, Y2
-	VPADDD      1344(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1632(SP), Y2, Y2
+	VPADDD      1344(SP), Y2, Y2
 	VMOVDQU     Y2, 1856(SP)
 	VMOVDQU     1824(SP), Y6
-	VMOVDQU     1408(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2512,6 +2867,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1408(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2521,12 +2877,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1664(SP), Y8, Y8
-	VPADDD      1376(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1664(SP), Y8, Y8
+	VPADDD      1376(SP), Y8, Y8
 	VMOVDQU     Y8, 1888(SP)
 	VMOVDQU     1856(SP), Y0
-	VMOVDQU     1440(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2536,6 +2891,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1440(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2545,12 +2901,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1696(SP), Y2, Y2
-	VPADDD      1408(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1696(SP), Y2, Y2
+	VPADDD      1408(SP), Y2, Y2
 	VMOVDQU     Y2, 1920(SP)
 	VMOVDQU     1888(SP), Y6
-	VMOVDQU     1472(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2560,6 +2915,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1472(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2569,12 +2925,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1728(SP), Y8, Y8
-	VPADDD      1440(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1728(SP), Y8, Y8
+	VPADDD      1440(SP), Y8, Y8
 	VMOVDQU     Y8, 1952(SP)
 	VMOVDQU     1920(SP), Y0
-	VMOVDQU     1504(SP), Y1
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2584,6 +2939,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
+	VMOVDQU     1504(SP), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2593,12 +2949,11 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y1, Y5
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
-	VPADDD      1760(SP), Y2, Y2
-	VPADDD      1472(SP), Y3, Y3
 	VPADDD      Y3, Y2, Y2
+	VPADDD      1760(SP), Y2, Y2
+	VPADDD      1472(SP), Y2, Y2
 	VMOVDQU     Y2, 1984(SP)
 	VMOVDQU     1952(SP), Y6
-	VMOVDQU     1536(SP), Y7
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2608,6 +2963,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
+	VMOVDQU     1536(SP), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2617,9 +2973,9 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0e, Y7, Y11
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
-	VPADDD      1792(SP), Y8, Y8
-	VPADDD      1504(SP), Y9, Y9
 	VPADDD      Y9, Y8, Y8
+	VPADDD      1792(SP), Y8, Y8
+	VPADDD      1504(SP), Y8, Y8
 	VMOVDQU     Y8, 2016(SP)
 	VMOVDQU     iv8<>+0(SB), Y0
 	VMOVDQU     iv8<>+32(SB), Y1
@@ -7091,28 +7447,7 @@ sha256d64AVX2_loop:
 	VMOVDQU Y7, 224(SP)
 
 	// Transform 3: hash the 32-byte digest.
-	VMOVDQU pad3w8<>+0(SB), Y8
-	VMOVDQU Y8, 256(SP)
-	VMOVDQU pad3w8<>+32(SB), Y8
-	VMOVDQU Y8, 288(SP)
-	VMOVDQU Y8, 320(SP)
-	VMOVDQU Y8, 352(SP)
-	VMOVDQU Y8, 384(SP)
-	VMOVDQU Y8, 416(SP)
-	VMOVDQU Y8, 448(SP)
-	VMOVDQU pad3w8<>+64(SB), Y8
-	VMOVDQU Y8, 480(SP)
-	VMOVDQU 448(SP), Y0
 	VMOVDQU 32(SP), Y1
-	VPSRLD  $0x0a, Y0, Y2
-	VPSRLD  $0x11, Y0, Y4
-	VPSLLD  $0x0f, Y0, Y5
-	VPXOR   Y4, Y2, Y2
-	VPXOR   Y5, Y2, Y2
-	VPSRLD  $0x13, Y0, Y4
-	VPSLLD  $0x0d, Y0, Y5
-	VPXOR   Y4, Y2, Y2
-	VPXOR   Y5, Y2, Y2
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7122,21 +7457,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  288(SP), Y2, Y2
 	VPADDD  (SP), Y3, Y3
-	VPADDD  Y3, Y2, Y2
-	VMOVDQU Y2, 512(SP)
-	VMOVDQU 480(SP), Y6
+	VMOVDQU Y3, 512(SP)
 	VMOVDQU 64(SP), Y7
-	VPSRLD  $0x0a, Y6, Y8
-	VPSRLD  $0x11, Y6, Y10
-	VPSLLD  $0x0f, Y6, Y11
-	VPXOR   Y10, Y8, Y8
-	VPXOR   Y11, Y8, Y8
-	VPSRLD  $0x13, Y6, Y10
-	VPSLLD  $0x0d, Y6, Y11
-	VPXOR   Y10, Y8, Y8
-	VPXOR   Y11, Y8, Y8
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7146,12 +7469,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  320(SP), Y8, Y8
 	VPADDD  32(SP), Y9, Y9
-	VPADDD  Y9, Y8, Y8
-	VMOVDQU Y8, 544(SP)
+	VPADDD  t3sched8<>+32(SB), Y9, Y9
+	VMOVDQU Y9, 544(SP)
 	VMOVDQU 512(SP), Y0
-	VMOVDQU 96(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7161,6 +7482,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 96(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7170,12 +7492,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  352(SP), Y2, Y2
-	VPADDD  64(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  64(SP), Y2, Y2
 	VMOVDQU Y2, 576(SP)
 	VMOVDQU 544(SP), Y6
-	VMOVDQU 128(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7185,6 +7505,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 128(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7194,12 +7515,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  384(SP), Y8, Y8
-	VPADDD  96(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  96(SP), Y8, Y8
 	VMOVDQU Y8, 608(SP)
 	VMOVDQU 576(SP), Y0
-	VMOVDQU 160(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7209,6 +7528,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 160(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7218,12 +7538,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  416(SP), Y2, Y2
-	VPADDD  128(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  128(SP), Y2, Y2
 	VMOVDQU Y2, 640(SP)
 	VMOVDQU 608(SP), Y6
-	VMOVDQU 192(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7233,6 +7551,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 192(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7242,12 +7561,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  448(SP), Y8, Y8
-	VPADDD  160(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  160(SP), Y8, Y8
 	VMOVDQU Y8, 672(SP)
 	VMOVDQU 640(SP), Y0
-	VMOVDQU 224(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7257,6 +7574,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 224(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7266,12 +7584,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  480(SP), Y2, Y2
-	VPADDD  192(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  192(SP), Y2, Y2
+	VPADDD  t3sched8<>+192(SB), Y2, Y2
 	VMOVDQU Y2, 704(SP)
 	VMOVDQU 672(SP), Y6
-	VMOVDQU 256(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7281,21 +7598,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPSRLD  $0x03, Y7, Y9
-	VPSRLD  $0x07, Y7, Y10
-	VPSLLD  $0x19, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
-	VPSRLD  $0x12, Y7, Y10
-	VPSLLD  $0x0e, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
 	VPADDD  512(SP), Y8, Y8
-	VPADDD  224(SP), Y9, Y9
-	VPADDD  Y9, Y8, Y8
+	VPADDD  224(SP), Y8, Y8
+	VPADDD  t3sched8<>+224(SB), Y8, Y8
 	VMOVDQU Y8, 736(SP)
 	VMOVDQU 704(SP), Y0
-	VMOVDQU 288(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7305,21 +7612,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPSRLD  $0x03, Y1, Y3
-	VPSRLD  $0x07, Y1, Y4
-	VPSLLD  $0x19, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
-	VPSRLD  $0x12, Y1, Y4
-	VPSLLD  $0x0e, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
 	VPADDD  544(SP), Y2, Y2
-	VPADDD  256(SP), Y3, Y3
-	VPADDD  Y3, Y2, Y2
+	VPADDD  t3sched8<>+256(SB), Y2, Y2
 	VMOVDQU Y2, 768(SP)
 	VMOVDQU 736(SP), Y6
-	VMOVDQU 320(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7329,21 +7625,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPSRLD  $0x03, Y7, Y9
-	VPSRLD  $0x07, Y7, Y10
-	VPSLLD  $0x19, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
-	VPSRLD  $0x12, Y7, Y10
-	VPSLLD  $0x0e, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
 	VPADDD  576(SP), Y8, Y8
-	VPADDD  288(SP), Y9, Y9
-	VPADDD  Y9, Y8, Y8
 	VMOVDQU Y8, 800(SP)
 	VMOVDQU 768(SP), Y0
-	VMOVDQU 352(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7353,21 +7637,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPSRLD  $0x03, Y1, Y3
-	VPSRLD  $0x07, Y1, Y4
-	VPSLLD  $0x19, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
-	VPSRLD  $0x12, Y1, Y4
-	VPSLLD  $0x0e, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
 	VPADDD  608(SP), Y2, Y2
-	VPADDD  320(SP), Y3, Y3
-	VPADDD  Y3, Y2, Y2
 	VMOVDQU Y2, 832(SP)
 	VMOVDQU 800(SP), Y6
-	VMOVDQU 384(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7377,21 +7649,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPSRLD  $0x03, Y7, Y9
-	VPSRLD  $0x07, Y7, Y10
-	VPSLLD  $0x19, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
-	VPSRLD  $0x12, Y7, Y10
-	VPSLLD  $0x0e, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
 	VPADDD  640(SP), Y8, Y8
-	VPADDD  352(SP), Y9, Y9
-	VPADDD  Y9, Y8, Y8
 	VMOVDQU Y8, 864(SP)
 	VMOVDQU 832(SP), Y0
-	VMOVDQU 416(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7401,21 +7661,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPSRLD  $0x03, Y1, Y3
-	VPSRLD  $0x07, Y1, Y4
-	VPSLLD  $0x19, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
-	VPSRLD  $0x12, Y1, Y4
-	VPSLLD  $0x0e, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
 	VPADDD  672(SP), Y2, Y2
-	VPADDD  384(SP), Y3, Y3
-	VPADDD  Y3, Y2, Y2
 	VMOVDQU Y2, 896(SP)
 	VMOVDQU 864(SP), Y6
-	VMOVDQU 448(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7425,21 +7673,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPSRLD  $0x03, Y7, Y9
-	VPSRLD  $0x07, Y7, Y10
-	VPSLLD  $0x19, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
-	VPSRLD  $0x12, Y7, Y10
-	VPSLLD  $0x0e, Y7, Y11
-	VPXOR   Y10, Y9, Y9
-	VPXOR   Y11, Y9, Y9
 	VPADDD  704(SP), Y8, Y8
-	VPADDD  416(SP), Y9, Y9
-	VPADDD  Y9, Y8, Y8
 	VMOVDQU Y8, 928(SP)
 	VMOVDQU 896(SP), Y0
-	VMOVDQU 480(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7449,21 +7685,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPSRLD  $0x03, Y1, Y3
-	VPSRLD  $0x07, Y1, Y4
-	VPSLLD  $0x19, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
-	VPSRLD  $0x12, Y1, Y4
-	VPSLLD  $0x0e, Y1, Y5
-	VPXOR   Y4, Y3, Y3
-	VPXOR   Y5, Y3, Y3
 	VPADDD  736(SP), Y2, Y2
-	VPADDD  448(SP), Y3, Y3
-	VPADDD  Y3, Y2, Y2
+	VPADDD  t3sched8<>+448(SB), Y2, Y2
 	VMOVDQU Y2, 960(SP)
 	VMOVDQU 928(SP), Y6
-	VMOVDQU 512(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7473,6 +7698,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 512(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7482,12 +7708,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  768(SP), Y8, Y8
-	VPADDD  480(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  768(SP), Y8, Y8
+	VPADDD  t3sched8<>+480(SB), Y8, Y8
 	VMOVDQU Y8, 992(SP)
 	VMOVDQU 960(SP), Y0
-	VMOVDQU 544(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7497,6 +7722,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 544(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7506,12 +7732,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  800(SP), Y2, Y2
-	VPADDD  512(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  800(SP), Y2, Y2
+	VPADDD  512(SP), Y2, Y2
 	VMOVDQU Y2, 1024(SP)
 	VMOVDQU 992(SP), Y6
-	VMOVDQU 576(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7521,6 +7746,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 576(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7530,12 +7756,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  832(SP), Y8, Y8
-	VPADDD  544(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  832(SP), Y8, Y8
+	VPADDD  544(SP), Y8, Y8
 	VMOVDQU Y8, 1056(SP)
 	VMOVDQU 1024(SP), Y0
-	VMOVDQU 608(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7545,6 +7770,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 608(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7554,12 +7780,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  864(SP), Y2, Y2
-	VPADDD  576(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  864(SP), Y2, Y2
+	VPADDD  576(SP), Y2, Y2
 	VMOVDQU Y2, 1088(SP)
 	VMOVDQU 1056(SP), Y6
-	VMOVDQU 640(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7569,6 +7794,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 640(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7578,12 +7804,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  896(SP), Y8, Y8
-	VPADDD  608(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  896(SP), Y8, Y8
+	VPADDD  608(SP), Y8, Y8
 	VMOVDQU Y8, 1120(SP)
 	VMOVDQU 1088(SP), Y0
-	VMOVDQU 672(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7593,6 +7818,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 672(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7602,12 +7828,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  928(SP), Y2, Y2
-	VPADDD  640(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  928(SP), Y2, Y2
+	VPADDD  640(SP), Y2, Y2
 	VMOVDQU Y2, 1152(SP)
 	VMOVDQU 1120(SP), Y6
-	VMOVDQU 704(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7617,6 +7842,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 704(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7626,12 +7852,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  960(SP), Y8, Y8
-	VPADDD  672(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  960(SP), Y8, Y8
+	VPADDD  672(SP), Y8, Y8
 	VMOVDQU Y8, 1184(SP)
 	VMOVDQU 1152(SP), Y0
-	VMOVDQU 736(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7641,6 +7866,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 736(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7650,12 +7876,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  992(SP), Y2, Y2
-	VPADDD  704(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  992(SP), Y2, Y2
+	VPADDD  704(SP), Y2, Y2
 	VMOVDQU Y2, 1216(SP)
 	VMOVDQU 1184(SP), Y6
-	VMOVDQU 768(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7665,6 +7890,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 768(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7674,12 +7900,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1024(SP), Y8, Y8
-	VPADDD  736(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1024(SP), Y8, Y8
+	VPADDD  736(SP), Y8, Y8
 	VMOVDQU Y8, 1248(SP)
 	VMOVDQU 1216(SP), Y0
-	VMOVDQU 800(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7689,6 +7914,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 800(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7698,12 +7924,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1056(SP), Y2, Y2
-	VPADDD  768(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1056(SP), Y2, Y2
+	VPADDD  768(SP), Y2, Y2
 	VMOVDQU Y2, 1280(SP)
 	VMOVDQU 1248(SP), Y6
-	VMOVDQU 832(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7713,6 +7938,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 832(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7722,12 +7948,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1088(SP), Y8, Y8
-	VPADDD  800(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1088(SP), Y8, Y8
+	VPADDD  800(SP), Y8, Y8
 	VMOVDQU Y8, 1312(SP)
 	VMOVDQU 1280(SP), Y0
-	VMOVDQU 864(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7737,6 +7962,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 864(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7746,12 +7972,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1120(SP), Y2, Y2
-	VPADDD  832(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1120(SP), Y2, Y2
+	VPADDD  832(SP), Y2, Y2
 	VMOVDQU Y2, 1344(SP)
 	VMOVDQU 1312(SP), Y6
-	VMOVDQU 896(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7761,6 +7986,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 896(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7770,12 +7996,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1152(SP), Y8, Y8
-	VPADDD  864(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1152(SP), Y8, Y8
+	VPADDD  864(SP), Y8, Y8
 	VMOVDQU Y8, 1376(SP)
 	VMOVDQU 1344(SP), Y0
-	VMOVDQU 928(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7785,6 +8010,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 928(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7794,12 +8020,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1184(SP), Y2, Y2
-	VPADDD  896(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1184(SP), Y2, Y2
+	VPADDD  896(SP), Y2, Y2
 	VMOVDQU Y2, 1408(SP)
 	VMOVDQU 1376(SP), Y6
-	VMOVDQU 960(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7809,6 +8034,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 960(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7818,12 +8044,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1216(SP), Y8, Y8
-	VPADDD  928(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1216(SP), Y8, Y8
+	VPADDD  928(SP), Y8, Y8
 	VMOVDQU Y8, 1440(SP)
 	VMOVDQU 1408(SP), Y0
-	VMOVDQU 992(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7833,6 +8058,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 992(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7842,12 +8068,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1248(SP), Y2, Y2
-	VPADDD  960(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1248(SP), Y2, Y2
+	VPADDD  960(SP), Y2, Y2
 	VMOVDQU Y2, 1472(SP)
 	VMOVDQU 1440(SP), Y6
-	VMOVDQU 1024(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7857,6 +8082,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1024(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7866,12 +8092,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1280(SP), Y8, Y8
-	VPADDD  992(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1280(SP), Y8, Y8
+	VPADDD  992(SP), Y8, Y8
 	VMOVDQU Y8, 1504(SP)
 	VMOVDQU 1472(SP), Y0
-	VMOVDQU 1056(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7881,6 +8106,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1056(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7890,12 +8116,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1312(SP), Y2, Y2
-	VPADDD  1024(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1312(SP), Y2, Y2
+	VPADDD  1024(SP), Y2, Y2
 	VMOVDQU Y2, 1536(SP)
 	VMOVDQU 1504(SP), Y6
-	VMOVDQU 1088(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7905,6 +8130,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1088(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7914,12 +8140,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1344(SP), Y8, Y8
-	VPADDD  1056(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1344(SP), Y8, Y8
+	VPADDD  1056(SP), Y8, Y8
 	VMOVDQU Y8, 1568(SP)
 	VMOVDQU 1536(SP), Y0
-	VMOVDQU 1120(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7929,6 +8154,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1120(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7938,12 +8164,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1376(SP), Y2, Y2
-	VPADDD  1088(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1376(SP), Y2, Y2
+	VPADDD  1088(SP), Y2, Y2
 	VMOVDQU Y2, 1600(SP)
 	VMOVDQU 1568(SP), Y6
-	VMOVDQU 1152(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7953,6 +8178,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1152(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7962,12 +8188,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1408(SP), Y8, Y8
-	VPADDD  1120(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1408(SP), Y8, Y8
+	VPADDD  1120(SP), Y8, Y8
 	VMOVDQU Y8, 1632(SP)
 	VMOVDQU 1600(SP), Y0
-	VMOVDQU 1184(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7977,6 +8202,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1184(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7986,12 +8212,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1440(SP), Y2, Y2
-	VPADDD  1152(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1440(SP), Y2, Y2
+	VPADDD  1152(SP), Y2, Y2
 	VMOVDQU Y2, 1664(SP)
 	VMOVDQU 1632(SP), Y6
-	VMOVDQU 1216(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8001,6 +8226,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1216(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8010,12 +8236,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1472(SP), Y8, Y8
-	VPADDD  1184(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1472(SP), Y8, Y8
+	VPADDD  1184(SP), Y8, Y8
 	VMOVDQU Y8, 1696(SP)
 	VMOVDQU 1664(SP), Y0
-	VMOVDQU 1248(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8025,6 +8250,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1248(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8034,12 +8260,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1504(SP), Y2, Y2
-	VPADDD  1216(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1504(SP), Y2, Y2
+	VPADDD  1216(SP), Y2, Y2
 	VMOVDQU Y2, 1728(SP)
 	VMOVDQU 1696(SP), Y6
-	VMOVDQU 1280(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8049,6 +8274,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1280(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8058,12 +8284,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1536(SP), Y8, Y8
-	VPADDD  1248(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1536(SP), Y8, Y8
+	VPADDD  1248(SP), Y8, Y8
 	VMOVDQU Y8, 1760(SP)
 	VMOVDQU 1728(SP), Y0
-	VMOVDQU 1312(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8073,6 +8298,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1312(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8082,12 +8308,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1568(SP), Y2, Y2
-	VPADDD  1280(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1568(SP), Y2, Y2
+	VPADDD  1280(SP), Y2, Y2
 	VMOVDQU Y2, 1792(SP)
 	VMOVDQU 1760(SP), Y6
-	VMOVDQU 1344(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8097,6 +8322,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1344(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8106,12 +8332,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1600(SP), Y8, Y8
-	VPADDD  1312(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1600(SP), Y8, Y8
+	VPADDD  1312(SP), Y8, Y8
 	VMOVDQU Y8, 1824(SP)
 	VMOVDQU 1792(SP), Y0
-	VMOVDQU 1376(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8121,6 +8346,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1376(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8130,12 +8356,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1632(SP), Y2, Y2
-	VPADDD  1344(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1632(SP), Y2, Y2
+	VPADDD  1344(SP), Y2, Y2
 	VMOVDQU Y2, 1856(SP)
 	VMOVDQU 1824(SP), Y6
-	VMOVDQU 1408(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8145,6 +8370,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1408(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8154,12 +8380,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1664(SP), Y8, Y8
-	VPADDD  1376(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1664(SP), Y8, Y8
+	VPADDD  1376(SP), Y8, Y8
 	VMOVDQU Y8, 1888(SP)
 	VMOVDQU 1856(SP), Y0
-	VMOVDQU 1440(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8169,6 +8394,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1440(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8178,12 +8404,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1696(SP), Y2, Y2
-	VPADDD  1408(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1696(SP), Y2, Y2
+	VPADDD  1408(SP), Y2, Y2
 	VMOVDQU Y2, 1920(SP)
 	VMOVDQU 1888(SP), Y6
-	VMOVDQU 1472(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8193,6 +8418,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1472(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8202,12 +8428,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1728(SP), Y8, Y8
-	VPADDD  1440(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1728(SP), Y8, Y8
+	VPADDD  1440(SP), Y8, Y8
 	VMOVDQU Y8, 1952(SP)
 	VMOVDQU 1920(SP), Y0
-	VMOVDQU 1504(SP), Y1
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8217,6 +8442,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
+	VMOVDQU 1504(SP), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8226,12 +8452,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  1760(SP), Y2, Y2
-	VPADDD  1472(SP), Y3, Y3
 	VPADDD  Y3, Y2, Y2
+	VPADDD  1760(SP), Y2, Y2
+	VPADDD  1472(SP), Y2, Y2
 	VMOVDQU Y2, 1984(SP)
 	VMOVDQU 1952(SP), Y6
-	VMOVDQU 1536(SP), Y7
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8241,6 +8466,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
+	VMOVDQU 1536(SP), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8250,9 +8476,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  1792(SP), Y8, Y8
-	VPADDD  1504(SP), Y9, Y9
 	VPADDD  Y9, Y8, Y8
+	VPADDD  1792(SP), Y8, Y8
+	VPADDD  1504(SP), Y8, Y8
 	VMOVDQU Y8, 2016(SP)
 	VMOVDQU iv8<>+0(SB), Y0
 	VMOVDQU iv8<>+32(SB), Y1
@@ -10570,6 +10796,56 @@ DATA t3kw1<>+24(SB)/4, $0x9bdc06a7
 DATA t3kw1<>+28(SB)/4, $0xc19bf274
 GLOBL t3kw1<>(SB), RODATA|NOPTR, $32
 
+DATA t3sched1<>+0(SB)/4, $0x00000000
+DATA t3sched1<>+4(SB)/4, $0x00a00000
+DATA t3sched1<>+8(SB)/4, $0x00000000
+DATA t3sched1<>+12(SB)/4, $0x00000000
+DATA t3sched1<>+16(SB)/4, $0x00000000
+DATA t3sched1<>+20(SB)/4, $0x00000000
+DATA t3sched1<>+24(SB)/4, $0x00000100
+DATA t3sched1<>+28(SB)/4, $0x11002000
+DATA t3sched1<>+32(SB)/4, $0x80000000
+DATA t3sched1<>+36(SB)/4, $0x00000000
+DATA t3sched1<>+40(SB)/4, $0x00000000
+DATA t3sched1<>+44(SB)/4, $0x00000000
+DATA t3sched1<>+48(SB)/4, $0x00000000
+DATA t3sched1<>+52(SB)/4, $0x00000000
+DATA t3sched1<>+56(SB)/4, $0x00400022
+DATA t3sched1<>+60(SB)/4, $0x00000100
+DATA t3sched1<>+64(SB)/4, $0x00000000
+DATA t3sched1<>+68(SB)/4, $0x00000000
+DATA t3sched1<>+72(SB)/4, $0x00000000
+DATA t3sched1<>+76(SB)/4, $0x00000000
+DATA t3sched1<>+80(SB)/4, $0x00000000
+DATA t3sched1<>+84(SB)/4, $0x00000000
+DATA t3sched1<>+88(SB)/4, $0x00000000
+DATA t3sched1<>+92(SB)/4, $0x00000000
+DATA t3sched1<>+96(SB)/4, $0x00000000
+DATA t3sched1<>+100(SB)/4, $0x00000000
+DATA t3sched1<>+104(SB)/4, $0x00000000
+DATA t3sched1<>+108(SB)/4, $0x00000000
+DATA t3sched1<>+112(SB)/4, $0x00000000
+DATA t3sched1<>+116(SB)/4, $0x00000000
+DATA t3sched1<>+120(SB)/4, $0x00000000
+DATA t3sched1<>+124(SB)/4, $0x00000000
+DATA t3sched1<>+128(SB)/4, $0x00000000
+DATA t3sched1<>+132(SB)/4, $0x00000000
+DATA t3sched1<>+136(SB)/4, $0x00000000
+DATA t3sched1<>+140(SB)/4, $0x00000000
+DATA t3sched1<>+144(SB)/4, $0x00000000
+DATA t3sched1<>+148(SB)/4, $0x00000000
+DATA t3sched1<>+152(SB)/4, $0x00000000
+DATA t3sched1<>+156(SB)/4, $0x00000000
+DATA t3sched1<>+160(SB)/4, $0x00000000
+DATA t3sched1<>+164(SB)/4, $0x00000000
+DATA t3sched1<>+168(SB)/4, $0x00000000
+DATA t3sched1<>+172(SB)/4, $0x00000000
+DATA t3sched1<>+176(SB)/4, $0x00000000
+DATA t3sched1<>+180(SB)/4, $0x00000000
+DATA t3sched1<>+184(SB)/4, $0x00000000
+DATA t3sched1<>+188(SB)/4, $0x00000000
+GLOBL t3sched1<>(SB), RODATA|NOPTR, $192
+
 // func sha256d64AVX512(out *byte, in *byte, n int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·sha256d64AVX512(SB), NOSPLIT, $0-24
@@ -10996,8 +11272,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z17, Z14
 	VPSRLD       $0x03, Z17, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z25, Z13, Z13
 	VPADDD       Z13, Z16, Z16
+	VPADDD       Z25, Z16, Z16
 	VPADDD.BCST  k1<>+64(SB), Z7, Z7
 	VPADDD       Z16, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -11026,8 +11302,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z18, Z14
 	VPSRLD       $0x03, Z18, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z26, Z13, Z13
 	VPADDD       Z13, Z17, Z17
+	VPADDD       Z26, Z17, Z17
 	VPADDD.BCST  k1<>+68(SB), Z6, Z6
 	VPADDD       Z17, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -11056,8 +11332,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z19, Z14
 	VPSRLD       $0x03, Z19, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z27, Z13, Z13
 	VPADDD       Z13, Z18, Z18
+	VPADDD       Z27, Z18, Z18
 	VPADDD.BCST  k1<>+72(SB), Z5, Z5
 	VPADDD       Z18, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -11086,8 +11362,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z20, Z14
 	VPSRLD       $0x03, Z20, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z28, Z13, Z13
 	VPADDD       Z13, Z19, Z19
+	VPADDD       Z28, Z19, Z19
 	VPADDD.BCST  k1<>+76(SB), Z4, Z4
 	VPADDD       Z19, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -11116,8 +11392,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z21, Z14
 	VPSRLD       $0x03, Z21, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z29, Z13, Z13
 	VPADDD       Z13, Z20, Z20
+	VPADDD       Z29, Z20, Z20
 	VPADDD.BCST  k1<>+80(SB), Z3, Z3
 	VPADDD       Z20, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -11146,8 +11422,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z22, Z14
 	VPSRLD       $0x03, Z22, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z30, Z13, Z13
 	VPADDD       Z13, Z21, Z21
+	VPADDD       Z30, Z21, Z21
 	VPADDD.BCST  k1<>+84(SB), Z2, Z2
 	VPADDD       Z21, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -11176,8 +11452,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z23, Z14
 	VPSRLD       $0x03, Z23, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z31, Z13, Z13
 	VPADDD       Z13, Z22, Z22
+	VPADDD       Z31, Z22, Z22
 	VPADDD.BCST  k1<>+88(SB), Z1, Z1
 	VPADDD       Z22, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -11206,8 +11482,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z24, Z14
 	VPSRLD       $0x03, Z24, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z16, Z13, Z13
 	VPADDD       Z13, Z23, Z23
+	VPADDD       Z16, Z23, Z23
 	VPADDD.BCST  k1<>+92(SB), Z0, Z0
 	VPADDD       Z23, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -11236,8 +11512,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z25, Z14
 	VPSRLD       $0x03, Z25, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z17, Z13, Z13
 	VPADDD       Z13, Z24, Z24
+	VPADDD       Z17, Z24, Z24
 	VPADDD.BCST  k1<>+96(SB), Z7, Z7
 	VPADDD       Z24, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -11266,8 +11542,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z26, Z14
 	VPSRLD       $0x03, Z26, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z18, Z13, Z13
 	VPADDD       Z13, Z25, Z25
+	VPADDD       Z18, Z25, Z25
 	VPADDD.BCST  k1<>+100(SB), Z6, Z6
 	VPADDD       Z25, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -11296,8 +11572,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z27, Z14
 	VPSRLD       $0x03, Z27, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z19, Z13, Z13
 	VPADDD       Z13, Z26, Z26
+	VPADDD       Z19, Z26, Z26
 	VPADDD.BCST  k1<>+104(SB), Z5, Z5
 	VPADDD       Z26, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -11326,8 +11602,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z28, Z14
 	VPSRLD       $0x03, Z28, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z20, Z13, Z13
 	VPADDD       Z13, Z27, Z27
+	VPADDD       Z20, Z27, Z27
 	VPADDD.BCST  k1<>+108(SB), Z4, Z4
 	VPADDD       Z27, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -11356,8 +11632,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z29, Z14
 	VPSRLD       $0x03, Z29, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z21, Z13, Z13
 	VPADDD       Z13, Z28, Z28
+	VPADDD       Z21, Z28, Z28
 	VPADDD.BCST  k1<>+112(SB), Z3, Z3
 	VPADDD       Z28, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -11386,8 +11662,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z30, Z14
 	VPSRLD       $0x03, Z30, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z22, Z13, Z13
 	VPADDD       Z13, Z29, Z29
+	VPADDD       Z22, Z29, Z29
 	VPADDD.BCST  k1<>+116(SB), Z2, Z2
 	VPADDD       Z29, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -11416,8 +11692,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z31, Z14
 	VPSRLD       $0x03, Z31, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z23, Z13, Z13
 	VPADDD       Z13, Z30, Z30
+	VPADDD       Z23, Z30, Z30
 	VPADDD.BCST  k1<>+120(SB), Z1, Z1
 	VPADDD       Z30, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -11446,8 +11722,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z16, Z14
 	VPSRLD       $0x03, Z16, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z24, Z13, Z13
 	VPADDD       Z13, Z31, Z31
+	VPADDD       Z24, Z31, Z31
 	VPADDD.BCST  k1<>+124(SB), Z0, Z0
 	VPADDD       Z31, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -11476,8 +11752,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z17, Z14
 	VPSRLD       $0x03, Z17, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z25, Z13, Z13
 	VPADDD       Z13, Z16, Z16
+	VPADDD       Z25, Z16, Z16
 	VPADDD.BCST  k1<>+128(SB), Z7, Z7
 	VPADDD       Z16, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -11506,8 +11782,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z18, Z14
 	VPSRLD       $0x03, Z18, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z26, Z13, Z13
 	VPADDD       Z13, Z17, Z17
+	VPADDD       Z26, Z17, Z17
 	VPADDD.BCST  k1<>+132(SB), Z6, Z6
 	VPADDD       Z17, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -11536,8 +11812,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z19, Z14
 	VPSRLD       $0x03, Z19, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z27, Z13, Z13
 	VPADDD       Z13, Z18, Z18
+	VPADDD       Z27, Z18, Z18
 	VPADDD.BCST  k1<>+136(SB), Z5, Z5
 	VPADDD       Z18, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -11566,8 +11842,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z20, Z14
 	VPSRLD       $0x03, Z20, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z28, Z13, Z13
 	VPADDD       Z13, Z19, Z19
+	VPADDD       Z28, Z19, Z19
 	VPADDD.BCST  k1<>+140(SB), Z4, Z4
 	VPADDD       Z19, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -11596,8 +11872,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z21, Z14
 	VPSRLD       $0x03, Z21, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z29, Z13, Z13
 	VPADDD       Z13, Z20, Z20
+	VPADDD       Z29, Z20, Z20
 	VPADDD.BCST  k1<>+144(SB), Z3, Z3
 	VPADDD       Z20, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -11626,8 +11902,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z22, Z14
 	VPSRLD       $0x03, Z22, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z30, Z13, Z13
 	VPADDD       Z13, Z21, Z21
+	VPADDD       Z30, Z21, Z21
 	VPADDD.BCST  k1<>+148(SB), Z2, Z2
 	VPADDD       Z21, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -11656,8 +11932,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z23, Z14
 	VPSRLD       $0x03, Z23, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z31, Z13, Z13
 	VPADDD       Z13, Z22, Z22
+	VPADDD       Z31, Z22, Z22
 	VPADDD.BCST  k1<>+152(SB), Z1, Z1
 	VPADDD       Z22, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -11686,8 +11962,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z24, Z14
 	VPSRLD       $0x03, Z24, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z16, Z13, Z13
 	VPADDD       Z13, Z23, Z23
+	VPADDD       Z16, Z23, Z23
 	VPADDD.BCST  k1<>+156(SB), Z0, Z0
 	VPADDD       Z23, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -11716,8 +11992,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z25, Z14
 	VPSRLD       $0x03, Z25, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z17, Z13, Z13
 	VPADDD       Z13, Z24, Z24
+	VPADDD       Z17, Z24, Z24
 	VPADDD.BCST  k1<>+160(SB), Z7, Z7
 	VPADDD       Z24, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -11746,8 +12022,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z26, Z14
 	VPSRLD       $0x03, Z26, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z18, Z13, Z13
 	VPADDD       Z13, Z25, Z25
+	VPADDD       Z18, Z25, Z25
 	VPADDD.BCST  k1<>+164(SB), Z6, Z6
 	VPADDD       Z25, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -11776,8 +12052,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z27, Z14
 	VPSRLD       $0x03, Z27, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z19, Z13, Z13
 	VPADDD       Z13, Z26, Z26
+	VPADDD       Z19, Z26, Z26
 	VPADDD.BCST  k1<>+168(SB), Z5, Z5
 	VPADDD       Z26, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -11806,8 +12082,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z28, Z14
 	VPSRLD       $0x03, Z28, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z20, Z13, Z13
 	VPADDD       Z13, Z27, Z27
+	VPADDD       Z20, Z27, Z27
 	VPADDD.BCST  k1<>+172(SB), Z4, Z4
 	VPADDD       Z27, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -11836,8 +12112,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z29, Z14
 	VPSRLD       $0x03, Z29, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z21, Z13, Z13
 	VPADDD       Z13, Z28, Z28
+	VPADDD       Z21, Z28, Z28
 	VPADDD.BCST  k1<>+176(SB), Z3, Z3
 	VPADDD       Z28, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -11866,8 +12142,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z30, Z14
 	VPSRLD       $0x03, Z30, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z22, Z13, Z13
 	VPADDD       Z13, Z29, Z29
+	VPADDD       Z22, Z29, Z29
 	VPADDD.BCST  k1<>+180(SB), Z2, Z2
 	VPADDD       Z29, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -11896,8 +12172,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z31, Z14
 	VPSRLD       $0x03, Z31, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z23, Z13, Z13
 	VPADDD       Z13, Z30, Z30
+	VPADDD       Z23, Z30, Z30
 	VPADDD.BCST  k1<>+184(SB), Z1, Z1
 	VPADDD       Z30, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -11926,8 +12202,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z16, Z14
 	VPSRLD       $0x03, Z16, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z24, Z13, Z13
 	VPADDD       Z13, Z31, Z31
+	VPADDD       Z24, Z31, Z31
 	VPADDD.BCST  k1<>+188(SB), Z0, Z0
 	VPADDD       Z31, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -11956,8 +12232,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z17, Z14
 	VPSRLD       $0x03, Z17, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z25, Z13, Z13
 	VPADDD       Z13, Z16, Z16
+	VPADDD       Z25, Z16, Z16
 	VPADDD.BCST  k1<>+192(SB), Z7, Z7
 	VPADDD       Z16, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -11986,8 +12262,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z18, Z14
 	VPSRLD       $0x03, Z18, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z26, Z13, Z13
 	VPADDD       Z13, Z17, Z17
+	VPADDD       Z26, Z17, Z17
 	VPADDD.BCST  k1<>+196(SB), Z6, Z6
 	VPADDD       Z17, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -12016,8 +12292,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z19, Z14
 	VPSRLD       $0x03, Z19, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z27, Z13, Z13
 	VPADDD       Z13, Z18, Z18
+	VPADDD       Z27, Z18, Z18
 	VPADDD.BCST  k1<>+200(SB), Z5, Z5
 	VPADDD       Z18, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -12046,8 +12322,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z20, Z14
 	VPSRLD       $0x03, Z20, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z28, Z13, Z13
 	VPADDD       Z13, Z19, Z19
+	VPADDD       Z28, Z19, Z19
 	VPADDD.BCST  k1<>+204(SB), Z4, Z4
 	VPADDD       Z19, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -12076,8 +12352,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z21, Z14
 	VPSRLD       $0x03, Z21, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z29, Z13, Z13
 	VPADDD       Z13, Z20, Z20
+	VPADDD       Z29, Z20, Z20
 	VPADDD.BCST  k1<>+208(SB), Z3, Z3
 	VPADDD       Z20, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -12106,8 +12382,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z22, Z14
 	VPSRLD       $0x03, Z22, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z30, Z13, Z13
 	VPADDD       Z13, Z21, Z21
+	VPADDD       Z30, Z21, Z21
 	VPADDD.BCST  k1<>+212(SB), Z2, Z2
 	VPADDD       Z21, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -12136,8 +12412,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z23, Z14
 	VPSRLD       $0x03, Z23, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z31, Z13, Z13
 	VPADDD       Z13, Z22, Z22
+	VPADDD       Z31, Z22, Z22
 	VPADDD.BCST  k1<>+216(SB), Z1, Z1
 	VPADDD       Z22, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -12166,8 +12442,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z24, Z14
 	VPSRLD       $0x03, Z24, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z16, Z13, Z13
 	VPADDD       Z13, Z23, Z23
+	VPADDD       Z16, Z23, Z23
 	VPADDD.BCST  k1<>+220(SB), Z0, Z0
 	VPADDD       Z23, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -12196,8 +12472,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z25, Z14
 	VPSRLD       $0x03, Z25, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z17, Z13, Z13
 	VPADDD       Z13, Z24, Z24
+	VPADDD       Z17, Z24, Z24
 	VPADDD.BCST  k1<>+224(SB), Z7, Z7
 	VPADDD       Z24, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -12226,8 +12502,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z26, Z14
 	VPSRLD       $0x03, Z26, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z18, Z13, Z13
 	VPADDD       Z13, Z25, Z25
+	VPADDD       Z18, Z25, Z25
 	VPADDD.BCST  k1<>+228(SB), Z6, Z6
 	VPADDD       Z25, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -12256,8 +12532,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z27, Z14
 	VPSRLD       $0x03, Z27, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z19, Z13, Z13
 	VPADDD       Z13, Z26, Z26
+	VPADDD       Z19, Z26, Z26
 	VPADDD.BCST  k1<>+232(SB), Z5, Z5
 	VPADDD       Z26, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -12286,8 +12562,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z28, Z14
 	VPSRLD       $0x03, Z28, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z20, Z13, Z13
 	VPADDD       Z13, Z27, Z27
+	VPADDD       Z20, Z27, Z27
 	VPADDD.BCST  k1<>+236(SB), Z4, Z4
 	VPADDD       Z27, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -12316,8 +12592,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z29, Z14
 	VPSRLD       $0x03, Z29, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z21, Z13, Z13
 	VPADDD       Z13, Z28, Z28
+	VPADDD       Z21, Z28, Z28
 	VPADDD.BCST  k1<>+240(SB), Z3, Z3
 	VPADDD       Z28, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -12346,8 +12622,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z30, Z14
 	VPSRLD       $0x03, Z30, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z22, Z13, Z13
 	VPADDD       Z13, Z29, Z29
+	VPADDD       Z22, Z29, Z29
 	VPADDD.BCST  k1<>+244(SB), Z2, Z2
 	VPADDD       Z29, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -12376,8 +12652,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z31, Z14
 	VPSRLD       $0x03, Z31, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z23, Z13, Z13
 	VPADDD       Z13, Z30, Z30
+	VPADDD       Z23, Z30, Z30
 	VPADDD.BCST  k1<>+248(SB), Z1, Z1
 	VPADDD       Z30, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -12406,8 +12682,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z16, Z14
 	VPSRLD       $0x03, Z16, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z24, Z13, Z13
 	VPADDD       Z13, Z31, Z31
+	VPADDD       Z24, Z31, Z31
 	VPADDD.BCST  k1<>+252(SB), Z0, Z0
 	VPADDD       Z31, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -13607,14 +13883,6 @@ sha256d64AVX512_loop:
 	VPADDD       Z5, Z21, Z21
 	VPADDD       Z6, Z22, Z22
 	VPADDD       Z7, Z23, Z23
-	VPBROADCASTD pad3w1<>+0(SB), Z24
-	VPXORD       Z25, Z25, Z25
-	VMOVDQA32    Z25, Z26
-	VMOVDQA32    Z25, Z27
-	VMOVDQA32    Z25, Z28
-	VMOVDQA32    Z25, Z29
-	VMOVDQA32    Z25, Z30
-	VPBROADCASTD pad3w1<>+4(SB), Z31
 	VPBROADCASTD iv1<>+0(SB), Z0
 	VPBROADCASTD iv1<>+4(SB), Z1
 	VPBROADCASTD iv1<>+8(SB), Z2
@@ -13919,16 +14187,10 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z1, Z11
 	VPTERNLOGD   $0xe8, Z3, Z2, Z11
 	VPADDD       Z11, Z0, Z0
-	VPRORD       $0x11, Z30, Z13
-	VPRORD       $0x13, Z30, Z14
-	VPSRLD       $0x0a, Z30, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z16, Z16
 	VPRORD       $0x07, Z17, Z13
 	VPRORD       $0x12, Z17, Z14
 	VPSRLD       $0x03, Z17, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z25, Z13, Z13
 	VPADDD       Z13, Z16, Z16
 	VPADDD.BCST  k1<>+64(SB), Z7, Z7
 	VPADDD       Z16, Z7, Z7
@@ -13949,17 +14211,12 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z0, Z11
 	VPTERNLOGD   $0xe8, Z2, Z1, Z11
 	VPADDD       Z11, Z7, Z7
-	VPRORD       $0x11, Z31, Z13
-	VPRORD       $0x13, Z31, Z14
-	VPSRLD       $0x0a, Z31, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z17, Z17
 	VPRORD       $0x07, Z18, Z13
 	VPRORD       $0x12, Z18, Z14
 	VPSRLD       $0x03, Z18, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z26, Z13, Z13
 	VPADDD       Z13, Z17, Z17
+	VPADDD.BCST  t3sched1<>+4(SB), Z17, Z17
 	VPADDD.BCST  k1<>+68(SB), Z6, Z6
 	VPADDD       Z17, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -13988,7 +14245,6 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z19, Z14
 	VPSRLD       $0x03, Z19, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z27, Z13, Z13
 	VPADDD       Z13, Z18, Z18
 	VPADDD.BCST  k1<>+72(SB), Z5, Z5
 	VPADDD       Z18, Z5, Z5
@@ -14018,7 +14274,6 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z20, Z14
 	VPSRLD       $0x03, Z20, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z28, Z13, Z13
 	VPADDD       Z13, Z19, Z19
 	VPADDD.BCST  k1<>+76(SB), Z4, Z4
 	VPADDD       Z19, Z4, Z4
@@ -14048,7 +14303,6 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z21, Z14
 	VPSRLD       $0x03, Z21, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z29, Z13, Z13
 	VPADDD       Z13, Z20, Z20
 	VPADDD.BCST  k1<>+80(SB), Z3, Z3
 	VPADDD       Z20, Z3, Z3
@@ -14078,7 +14332,6 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z22, Z14
 	VPSRLD       $0x03, Z22, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z30, Z13, Z13
 	VPADDD       Z13, Z21, Z21
 	VPADDD.BCST  k1<>+84(SB), Z2, Z2
 	VPADDD       Z21, Z2, Z2
@@ -14108,8 +14361,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z23, Z14
 	VPSRLD       $0x03, Z23, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z31, Z13, Z13
 	VPADDD       Z13, Z22, Z22
+	VPADDD.BCST  t3sched1<>+24(SB), Z22, Z22
 	VPADDD.BCST  k1<>+88(SB), Z1, Z1
 	VPADDD       Z22, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -14134,12 +14387,8 @@ sha256d64AVX512_loop:
 	VPSRLD       $0x0a, Z21, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
 	VPADDD       Z13, Z23, Z23
-	VPRORD       $0x07, Z24, Z13
-	VPRORD       $0x12, Z24, Z14
-	VPSRLD       $0x03, Z24, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z16, Z13, Z13
-	VPADDD       Z13, Z23, Z23
+	VPADDD       Z16, Z23, Z23
+	VPADDD.BCST  t3sched1<>+28(SB), Z23, Z23
 	VPADDD.BCST  k1<>+92(SB), Z0, Z0
 	VPADDD       Z23, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -14159,17 +14408,12 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z1, Z11
 	VPTERNLOGD   $0xe8, Z3, Z2, Z11
 	VPADDD       Z11, Z0, Z0
-	VPRORD       $0x11, Z22, Z13
+	VPRORD       $0x11, Z22, Z24
 	VPRORD       $0x13, Z22, Z14
 	VPSRLD       $0x0a, Z22, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z24, Z24
-	VPRORD       $0x07, Z25, Z13
-	VPRORD       $0x12, Z25, Z14
-	VPSRLD       $0x03, Z25, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z17, Z13, Z13
-	VPADDD       Z13, Z24, Z24
+	VPTERNLOGD   $0x96, Z15, Z14, Z24
+	VPADDD       Z17, Z24, Z24
+	VPADDD.BCST  t3sched1<>+32(SB), Z24, Z24
 	VPADDD.BCST  k1<>+96(SB), Z7, Z7
 	VPADDD       Z24, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -14189,17 +14433,11 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z0, Z11
 	VPTERNLOGD   $0xe8, Z2, Z1, Z11
 	VPADDD       Z11, Z7, Z7
-	VPRORD       $0x11, Z23, Z13
+	VPRORD       $0x11, Z23, Z25
 	VPRORD       $0x13, Z23, Z14
 	VPSRLD       $0x0a, Z23, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z25, Z25
-	VPRORD       $0x07, Z26, Z13
-	VPRORD       $0x12, Z26, Z14
-	VPSRLD       $0x03, Z26, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z18, Z13, Z13
-	VPADDD       Z13, Z25, Z25
+	VPTERNLOGD   $0x96, Z15, Z14, Z25
+	VPADDD       Z18, Z25, Z25
 	VPADDD.BCST  k1<>+100(SB), Z6, Z6
 	VPADDD       Z25, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -14219,17 +14457,11 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z7, Z11
 	VPTERNLOGD   $0xe8, Z1, Z0, Z11
 	VPADDD       Z11, Z6, Z6
-	VPRORD       $0x11, Z24, Z13
+	VPRORD       $0x11, Z24, Z26
 	VPRORD       $0x13, Z24, Z14
 	VPSRLD       $0x0a, Z24, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z26, Z26
-	VPRORD       $0x07, Z27, Z13
-	VPRORD       $0x12, Z27, Z14
-	VPSRLD       $0x03, Z27, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z19, Z13, Z13
-	VPADDD       Z13, Z26, Z26
+	VPTERNLOGD   $0x96, Z15, Z14, Z26
+	VPADDD       Z19, Z26, Z26
 	VPADDD.BCST  k1<>+104(SB), Z5, Z5
 	VPADDD       Z26, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -14249,17 +14481,11 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z6, Z11
 	VPTERNLOGD   $0xe8, Z0, Z7, Z11
 	VPADDD       Z11, Z5, Z5
-	VPRORD       $0x11, Z25, Z13
+	VPRORD       $0x11, Z25, Z27
 	VPRORD       $0x13, Z25, Z14
 	VPSRLD       $0x0a, Z25, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z27, Z27
-	VPRORD       $0x07, Z28, Z13
-	VPRORD       $0x12, Z28, Z14
-	VPSRLD       $0x03, Z28, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z20, Z13, Z13
-	VPADDD       Z13, Z27, Z27
+	VPTERNLOGD   $0x96, Z15, Z14, Z27
+	VPADDD       Z20, Z27, Z27
 	VPADDD.BCST  k1<>+108(SB), Z4, Z4
 	VPADDD       Z27, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -14279,17 +14505,11 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z5, Z11
 	VPTERNLOGD   $0xe8, Z7, Z6, Z11
 	VPADDD       Z11, Z4, Z4
-	VPRORD       $0x11, Z26, Z13
+	VPRORD       $0x11, Z26, Z28
 	VPRORD       $0x13, Z26, Z14
 	VPSRLD       $0x0a, Z26, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z28, Z28
-	VPRORD       $0x07, Z29, Z13
-	VPRORD       $0x12, Z29, Z14
-	VPSRLD       $0x03, Z29, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z21, Z13, Z13
-	VPADDD       Z13, Z28, Z28
+	VPTERNLOGD   $0x96, Z15, Z14, Z28
+	VPADDD       Z21, Z28, Z28
 	VPADDD.BCST  k1<>+112(SB), Z3, Z3
 	VPADDD       Z28, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -14309,17 +14529,11 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z4, Z11
 	VPTERNLOGD   $0xe8, Z6, Z5, Z11
 	VPADDD       Z11, Z3, Z3
-	VPRORD       $0x11, Z27, Z13
+	VPRORD       $0x11, Z27, Z29
 	VPRORD       $0x13, Z27, Z14
 	VPSRLD       $0x0a, Z27, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z29, Z29
-	VPRORD       $0x07, Z30, Z13
-	VPRORD       $0x12, Z30, Z14
-	VPSRLD       $0x03, Z30, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z22, Z13, Z13
-	VPADDD       Z13, Z29, Z29
+	VPTERNLOGD   $0x96, Z15, Z14, Z29
+	VPADDD       Z22, Z29, Z29
 	VPADDD.BCST  k1<>+116(SB), Z2, Z2
 	VPADDD       Z29, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -14339,17 +14553,12 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z3, Z11
 	VPTERNLOGD   $0xe8, Z5, Z4, Z11
 	VPADDD       Z11, Z2, Z2
-	VPRORD       $0x11, Z28, Z13
+	VPRORD       $0x11, Z28, Z30
 	VPRORD       $0x13, Z28, Z14
 	VPSRLD       $0x0a, Z28, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z30, Z30
-	VPRORD       $0x07, Z31, Z13
-	VPRORD       $0x12, Z31, Z14
-	VPSRLD       $0x03, Z31, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z23, Z13, Z13
-	VPADDD       Z13, Z30, Z30
+	VPTERNLOGD   $0x96, Z15, Z14, Z30
+	VPADDD       Z23, Z30, Z30
+	VPADDD.BCST  t3sched1<>+56(SB), Z30, Z30
 	VPADDD.BCST  k1<>+120(SB), Z1, Z1
 	VPADDD       Z30, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -14369,17 +14578,17 @@ sha256d64AVX512_loop:
 	VMOVDQA32    Z2, Z11
 	VPTERNLOGD   $0xe8, Z4, Z3, Z11
 	VPADDD       Z11, Z1, Z1
-	VPRORD       $0x11, Z29, Z13
+	VPRORD       $0x11, Z29, Z31
 	VPRORD       $0x13, Z29, Z14
 	VPSRLD       $0x0a, Z29, Z15
-	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z13, Z31, Z31
+	VPTERNLOGD   $0x96, Z15, Z14, Z31
 	VPRORD       $0x07, Z16, Z13
 	VPRORD       $0x12, Z16, Z14
 	VPSRLD       $0x03, Z16, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z24, Z13, Z13
 	VPADDD       Z13, Z31, Z31
+	VPADDD       Z24, Z31, Z31
+	VPADDD.BCST  t3sched1<>+60(SB), Z31, Z31
 	VPADDD.BCST  k1<>+124(SB), Z0, Z0
 	VPADDD       Z31, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -14408,8 +14617,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z17, Z14
 	VPSRLD       $0x03, Z17, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z25, Z13, Z13
 	VPADDD       Z13, Z16, Z16
+	VPADDD       Z25, Z16, Z16
 	VPADDD.BCST  k1<>+128(SB), Z7, Z7
 	VPADDD       Z16, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -14438,8 +14647,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z18, Z14
 	VPSRLD       $0x03, Z18, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z26, Z13, Z13
 	VPADDD       Z13, Z17, Z17
+	VPADDD       Z26, Z17, Z17
 	VPADDD.BCST  k1<>+132(SB), Z6, Z6
 	VPADDD       Z17, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -14468,8 +14677,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z19, Z14
 	VPSRLD       $0x03, Z19, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z27, Z13, Z13
 	VPADDD       Z13, Z18, Z18
+	VPADDD       Z27, Z18, Z18
 	VPADDD.BCST  k1<>+136(SB), Z5, Z5
 	VPADDD       Z18, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -14498,8 +14707,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z20, Z14
 	VPSRLD       $0x03, Z20, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z28, Z13, Z13
 	VPADDD       Z13, Z19, Z19
+	VPADDD       Z28, Z19, Z19
 	VPADDD.BCST  k1<>+140(SB), Z4, Z4
 	VPADDD       Z19, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -14528,8 +14737,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z21, Z14
 	VPSRLD       $0x03, Z21, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z29, Z13, Z13
 	VPADDD       Z13, Z20, Z20
+	VPADDD       Z29, Z20, Z20
 	VPADDD.BCST  k1<>+144(SB), Z3, Z3
 	VPADDD       Z20, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -14558,8 +14767,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z22, Z14
 	VPSRLD       $0x03, Z22, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z30, Z13, Z13
 	VPADDD       Z13, Z21, Z21
+	VPADDD       Z30, Z21, Z21
 	VPADDD.BCST  k1<>+148(SB), Z2, Z2
 	VPADDD       Z21, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -14588,8 +14797,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z23, Z14
 	VPSRLD       $0x03, Z23, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z31, Z13, Z13
 	VPADDD       Z13, Z22, Z22
+	VPADDD       Z31, Z22, Z22
 	VPADDD.BCST  k1<>+152(SB), Z1, Z1
 	VPADDD       Z22, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -14618,8 +14827,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z24, Z14
 	VPSRLD       $0x03, Z24, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z16, Z13, Z13
 	VPADDD       Z13, Z23, Z23
+	VPADDD       Z16, Z23, Z23
 	VPADDD.BCST  k1<>+156(SB), Z0, Z0
 	VPADDD       Z23, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -14648,8 +14857,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z25, Z14
 	VPSRLD       $0x03, Z25, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z17, Z13, Z13
 	VPADDD       Z13, Z24, Z24
+	VPADDD       Z17, Z24, Z24
 	VPADDD.BCST  k1<>+160(SB), Z7, Z7
 	VPADDD       Z24, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -14678,8 +14887,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z26, Z14
 	VPSRLD       $0x03, Z26, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z18, Z13, Z13
 	VPADDD       Z13, Z25, Z25
+	VPADDD       Z18, Z25, Z25
 	VPADDD.BCST  k1<>+164(SB), Z6, Z6
 	VPADDD       Z25, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -14708,8 +14917,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z27, Z14
 	VPSRLD       $0x03, Z27, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z19, Z13, Z13
 	VPADDD       Z13, Z26, Z26
+	VPADDD       Z19, Z26, Z26
 	VPADDD.BCST  k1<>+168(SB), Z5, Z5
 	VPADDD       Z26, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -14738,8 +14947,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z28, Z14
 	VPSRLD       $0x03, Z28, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z20, Z13, Z13
 	VPADDD       Z13, Z27, Z27
+	VPADDD       Z20, Z27, Z27
 	VPADDD.BCST  k1<>+172(SB), Z4, Z4
 	VPADDD       Z27, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -14768,8 +14977,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z29, Z14
 	VPSRLD       $0x03, Z29, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z21, Z13, Z13
 	VPADDD       Z13, Z28, Z28
+	VPADDD       Z21, Z28, Z28
 	VPADDD.BCST  k1<>+176(SB), Z3, Z3
 	VPADDD       Z28, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -14798,8 +15007,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z30, Z14
 	VPSRLD       $0x03, Z30, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z22, Z13, Z13
 	VPADDD       Z13, Z29, Z29
+	VPADDD       Z22, Z29, Z29
 	VPADDD.BCST  k1<>+180(SB), Z2, Z2
 	VPADDD       Z29, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -14828,8 +15037,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z31, Z14
 	VPSRLD       $0x03, Z31, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z23, Z13, Z13
 	VPADDD       Z13, Z30, Z30
+	VPADDD       Z23, Z30, Z30
 	VPADDD.BCST  k1<>+184(SB), Z1, Z1
 	VPADDD       Z30, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -14858,8 +15067,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z16, Z14
 	VPSRLD       $0x03, Z16, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z24, Z13, Z13
 	VPADDD       Z13, Z31, Z31
+	VPADDD       Z24, Z31, Z31
 	VPADDD.BCST  k1<>+188(SB), Z0, Z0
 	VPADDD       Z31, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -14888,8 +15097,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z17, Z14
 	VPSRLD       $0x03, Z17, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z25, Z13, Z13
 	VPADDD       Z13, Z16, Z16
+	VPADDD       Z25, Z16, Z16
 	VPADDD.BCST  k1<>+192(SB), Z7, Z7
 	VPADDD       Z16, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -14918,8 +15127,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z18, Z14
 	VPSRLD       $0x03, Z18, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z26, Z13, Z13
 	VPADDD       Z13, Z17, Z17
+	VPADDD       Z26, Z17, Z17
 	VPADDD.BCST  k1<>+196(SB), Z6, Z6
 	VPADDD       Z17, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -14948,8 +15157,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z19, Z14
 	VPSRLD       $0x03, Z19, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z27, Z13, Z13
 	VPADDD       Z13, Z18, Z18
+	VPADDD       Z27, Z18, Z18
 	VPADDD.BCST  k1<>+200(SB), Z5, Z5
 	VPADDD       Z18, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -14978,8 +15187,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z20, Z14
 	VPSRLD       $0x03, Z20, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z28, Z13, Z13
 	VPADDD       Z13, Z19, Z19
+	VPADDD       Z28, Z19, Z19
 	VPADDD.BCST  k1<>+204(SB), Z4, Z4
 	VPADDD       Z19, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -15008,8 +15217,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z21, Z14
 	VPSRLD       $0x03, Z21, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z29, Z13, Z13
 	VPADDD       Z13, Z20, Z20
+	VPADDD       Z29, Z20, Z20
 	VPADDD.BCST  k1<>+208(SB), Z3, Z3
 	VPADDD       Z20, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -15038,8 +15247,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z22, Z14
 	VPSRLD       $0x03, Z22, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z30, Z13, Z13
 	VPADDD       Z13, Z21, Z21
+	VPADDD       Z30, Z21, Z21
 	VPADDD.BCST  k1<>+212(SB), Z2, Z2
 	VPADDD       Z21, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -15068,8 +15277,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z23, Z14
 	VPSRLD       $0x03, Z23, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z31, Z13, Z13
 	VPADDD       Z13, Z22, Z22
+	VPADDD       Z31, Z22, Z22
 	VPADDD.BCST  k1<>+216(SB), Z1, Z1
 	VPADDD       Z22, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -15098,8 +15307,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z24, Z14
 	VPSRLD       $0x03, Z24, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z16, Z13, Z13
 	VPADDD       Z13, Z23, Z23
+	VPADDD       Z16, Z23, Z23
 	VPADDD.BCST  k1<>+220(SB), Z0, Z0
 	VPADDD       Z23, Z0, Z0
 	VMOVDQA32    Z5, Z11
@@ -15128,8 +15337,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z25, Z14
 	VPSRLD       $0x03, Z25, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z17, Z13, Z13
 	VPADDD       Z13, Z24, Z24
+	VPADDD       Z17, Z24, Z24
 	VPADDD.BCST  k1<>+224(SB), Z7, Z7
 	VPADDD       Z24, Z7, Z7
 	VMOVDQA32    Z4, Z11
@@ -15158,8 +15367,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z26, Z14
 	VPSRLD       $0x03, Z26, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z18, Z13, Z13
 	VPADDD       Z13, Z25, Z25
+	VPADDD       Z18, Z25, Z25
 	VPADDD.BCST  k1<>+228(SB), Z6, Z6
 	VPADDD       Z25, Z6, Z6
 	VMOVDQA32    Z3, Z11
@@ -15188,8 +15397,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z27, Z14
 	VPSRLD       $0x03, Z27, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z19, Z13, Z13
 	VPADDD       Z13, Z26, Z26
+	VPADDD       Z19, Z26, Z26
 	VPADDD.BCST  k1<>+232(SB), Z5, Z5
 	VPADDD       Z26, Z5, Z5
 	VMOVDQA32    Z2, Z11
@@ -15218,8 +15427,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z28, Z14
 	VPSRLD       $0x03, Z28, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z20, Z13, Z13
 	VPADDD       Z13, Z27, Z27
+	VPADDD       Z20, Z27, Z27
 	VPADDD.BCST  k1<>+236(SB), Z4, Z4
 	VPADDD       Z27, Z4, Z4
 	VMOVDQA32    Z1, Z11
@@ -15248,8 +15457,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z29, Z14
 	VPSRLD       $0x03, Z29, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z21, Z13, Z13
 	VPADDD       Z13, Z28, Z28
+	VPADDD       Z21, Z28, Z28
 	VPADDD.BCST  k1<>+240(SB), Z3, Z3
 	VPADDD       Z28, Z3, Z3
 	VMOVDQA32    Z0, Z11
@@ -15278,8 +15487,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z30, Z14
 	VPSRLD       $0x03, Z30, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z22, Z13, Z13
 	VPADDD       Z13, Z29, Z29
+	VPADDD       Z22, Z29, Z29
 	VPADDD.BCST  k1<>+244(SB), Z2, Z2
 	VPADDD       Z29, Z2, Z2
 	VMOVDQA32    Z7, Z11
@@ -15308,8 +15517,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z31, Z14
 	VPSRLD       $0x03, Z31, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z23, Z13, Z13
 	VPADDD       Z13, Z30, Z30
+	VPADDD       Z23, Z30, Z30
 	VPADDD.BCST  k1<>+248(SB), Z1, Z1
 	VPADDD       Z30, Z1, Z1
 	VMOVDQA32    Z6, Z11
@@ -15338,8 +15547,8 @@ sha256d64AVX512_loop:
 	VPRORD       $0x12, Z16, Z14
 	VPSRLD       $0x03, Z16, Z15
 	VPTERNLOGD   $0x96, Z15, Z14, Z13
-	VPADDD       Z24, Z13, Z13
 	VPADDD       Z13, Z31, Z31
+	VPADDD       Z24, Z31, Z31
 	VPADDD.BCST  k1<>+252(SB), Z0, Z0
 	VPADDD       Z31, Z0, Z0
 	VMOVDQA32    Z5, Z11

@@ -11,6 +11,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -84,6 +86,55 @@ func t3KW() []uint32 {
 	return kw
 }
 
+// t3Known holds transform 3's constant message words W[8..15].
+var t3Known = map[int]uint32{8: 0x80000000, 9: 0, 10: 0, 11: 0, 12: 0, 13: 0, 14: 0, 15: 256}
+
+func sigma0(x uint32) uint32 { return ror(x, 7) ^ ror(x, 18) ^ x>>3 }
+func sigma1(x uint32) uint32 { return ror(x, 17) ^ ror(x, 19) ^ x>>10 }
+
+// schedTerm describes W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16]
+// given which words are generation-time constants: c is the sum of the
+// constant terms, the flags say which terms must be computed.
+type schedTerm struct {
+	c            uint32
+	s1, a, s0, b bool
+}
+
+func termsFor(t int, known map[int]uint32) schedTerm {
+	var st schedTerm
+	if v, ok := known[t-2]; ok {
+		st.c += sigma1(v)
+	} else {
+		st.s1 = true
+	}
+	if v, ok := known[t-7]; ok {
+		st.c += v
+	} else {
+		st.a = true
+	}
+	if v, ok := known[t-15]; ok {
+		st.c += sigma0(v)
+	} else {
+		st.s0 = true
+	}
+	if v, ok := known[t-16]; ok {
+		st.c += v
+	} else {
+		st.b = true
+	}
+	return st
+}
+
+// t3SchedConsts lists, for t = 16..63, the folded constant of transform 3's
+// schedule (zero for most t).
+func t3SchedConsts() []uint32 {
+	var out []uint32
+	for t := 16; t < 64; t++ {
+		out = append(out, termsFor(t, t3Known).c)
+	}
+	return out
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	kw := padKW()
@@ -92,20 +143,20 @@ func main() {
 	k8 := table("k8", k[:], 8)
 	kw8 := table("padkw8", kw[:], 8)
 	iv8 := table("iv8", iv[:], 8)
-	pad8 := table("pad3w8", []uint32{0x80000000, 0, 256}, 8)
 	mask32 := bswapMask("bswap32", 32)
 
 	// AVX-512 tables: scalar words, broadcast by EVEX embedded broadcast.
 	k1 := table("k1", k[:], 1)
 	kw1 := table("padkw1", kw[:], 1)
 	iv1 := table("iv1", iv[:], 1)
-	pad1 := table("pad3w1", []uint32{0x80000000, 256}, 1)
 	mask64 := bswapMask("bswap64", 64)
 
 	t3kw8 := table("t3kw8", t3KW(), 8)
-	genVector(avx2Ops(k8, kw8, iv8, pad8, mask32), t3kw8)
+	t3c8 := table("t3sched8", t3SchedConsts(), 8)
+	genVector(avx2Ops(k8, kw8, iv8, mask32), t3kw8, t3c8)
 	t3kw1 := table("t3kw1", t3KW(), 1)
-	genAVX512(avx512Ops(k1, kw1, iv1, pad1, mask64), k1, kw1, t3kw1, iv1, pad1, mask64)
+	t3c1 := table("t3sched1", t3SchedConsts(), 1)
+	genAVX512(avx512Ops(k1, kw1, iv1, mask64), k1, kw1, t3kw1, t3c1, iv1, mask64)
 	genSHANI(kw)
 	Generate()
 }
@@ -119,9 +170,7 @@ type vecOps struct {
 	// addK adds K[t] (t < 64), padKW[t] (t >= 64) to x.
 	addK func(t int, x Register)
 	// iv loads IV word i into x.
-	iv func(i int, x Register)
-	// pad3 stores transform 3's constant words W[8..15] to w.
-	pad3        func(w func(int) Mem, tmp Register)
+	iv          func(i int, x Register)
 	sigmaBig    func(x, t0, t1, t2, dst Register, r1, r2, r3 uint64)
 	sigmaSmall  func(x, t0, t1, dst Register, r1, r2, s uint64)
 	ch          func(e, f, g, dst Register)
@@ -130,7 +179,7 @@ type vecOps struct {
 	storeOut    func(out Mem, s []Register)
 }
 
-func avx2Ops(k8, kw8, iv8, pad8, mask Mem) *vecOps {
+func avx2Ops(k8, kw8, iv8, mask Mem) *vecOps {
 	o := &vecOps{name: "sha256d64AVX2", lanes: 8, width: 32}
 	o.doc = "sha256d64AVX2 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 8 messages per step; n must be a positive multiple of 8. out may equal in."
 	for _, r := range []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15} {
@@ -144,16 +193,6 @@ func avx2Ops(k8, kw8, iv8, pad8, mask Mem) *vecOps {
 		}
 	}
 	o.iv = func(i int, x Register) { VMOVDQU(iv8.Offset(32*i), x) }
-	o.pad3 = func(w func(int) Mem, tmp Register) {
-		VMOVDQU(pad8, tmp)
-		VMOVDQU(tmp, w(8))
-		VMOVDQU(pad8.Offset(32), tmp)
-		for i := 9; i < 15; i++ {
-			VMOVDQU(tmp, w(i))
-		}
-		VMOVDQU(pad8.Offset(64), tmp)
-		VMOVDQU(tmp, w(15))
-	}
 	// rotr(x, r) = x>>r | x<<(32-r); three rotations XORed as a tree.
 	o.sigmaBig = func(x, t0, t1, t2, dst Register, r1, r2, r3 uint64) {
 		VPSRLD(U8(r1), x, dst)
@@ -247,7 +286,7 @@ func transpose8(rows, tmp []Register) []Register {
 	return out
 }
 
-func avx512Ops(k1, kw1, iv1, pad1, mask Mem) *vecOps {
+func avx512Ops(k1, kw1, iv1, mask Mem) *vecOps {
 	o := &vecOps{name: "sha256d64AVX512", lanes: 16, width: 64}
 	o.doc = "sha256d64AVX512 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 16 messages per step; n must be a positive multiple of 16. out may equal in."
 	for i := 0; i < 32; i++ {
@@ -261,16 +300,6 @@ func avx512Ops(k1, kw1, iv1, pad1, mask Mem) *vecOps {
 		}
 	}
 	o.iv = func(i int, x Register) { VPBROADCASTD(iv1.Offset(4*i), x) }
-	o.pad3 = func(w func(int) Mem, tmp Register) {
-		VPBROADCASTD(pad1, tmp)
-		VMOVDQU32(tmp, w(8))
-		VPXORD(tmp, tmp, tmp)
-		for i := 9; i < 15; i++ {
-			VMOVDQU32(tmp, w(i))
-		}
-		VPBROADCASTD(pad1.Offset(4), tmp)
-		VMOVDQU32(tmp, w(15))
-	}
 	o.sigmaBig = func(x, t0, t1, t2, dst Register, r1, r2, r3 uint64) {
 		VPRORD(U8(r1), x, dst)
 		VPRORD(U8(r2), x, t0)
@@ -378,7 +407,7 @@ func vmov(o *vecOps, src, dst Op) {
 }
 
 // genVector emits one multi-lane kernel.
-func genVector(o *vecOps, t3kw Mem) {
+func genVector(o *vecOps, t3kw, t3c Mem) {
 	TEXT(o.name, 0, "func(out, in *byte, n int)")
 	Doc(o.doc)
 	out := Mem{Base: Load(Param("out"), RDI)}
@@ -395,7 +424,7 @@ func genVector(o *vecOps, t3kw Mem) {
 	Label(o.name + "_loop")
 	Comment("Transform 1: load, byte-swap and transpose the messages into W[0..15].")
 	o.transposeIn(in, w)
-	expandSchedule(o, w)
+	expandSchedule(o, w, nil, t3c)
 	st := []Register{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]}
 	for i, x := range st {
 		o.iv(i, x)
@@ -417,8 +446,7 @@ func genVector(o *vecOps, t3kw Mem) {
 		vmov(o, x, w(i))
 	}
 	Comment("Transform 3: hash the 32-byte digest.")
-	o.pad3(w, tmp)
-	expandSchedule(o, w)
+	expandSchedule(o, w, t3Known, t3c)
 	st = []Register{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]}
 	for i, x := range st {
 		o.iv(i, x)
@@ -446,8 +474,10 @@ func genVector(o *vecOps, t3kw Mem) {
 	RET()
 }
 
-// expandSchedule computes W[16..63] from W[0..15] in the frame.
-func expandSchedule(o *vecOps, w func(int) Mem) {
+// expandSchedule computes W[16..63] from W[0..15] in the frame. Words in
+// known are generation-time constants that are never stored: their terms
+// are folded into one broadcast constant per t, read from consts[t-16].
+func expandSchedule(o *vecOps, w func(int) Mem, known map[int]uint32, consts Mem) {
 	r := o.regs
 	for t := 16; t < 64; t++ {
 		// Two independent chains alternate between register sets.
@@ -456,14 +486,35 @@ func expandSchedule(o *vecOps, w func(int) Mem) {
 			b = 6
 		}
 		x1, x2, s1, s0, t0, t1 := r[b], r[b+1], r[b+2], r[b+3], r[b+4], r[b+5]
-		vmov(o, w(t-2), x1)
-		vmov(o, w(t-15), x2)
-		o.sigmaSmall(x1, t0, t1, s1, 17, 19, 10)
-		o.sigmaSmall(x2, t0, t1, s0, 7, 18, 3)
-		VPADDD(w(t-7), s1, s1)
-		VPADDD(w(t-16), s0, s0)
-		VPADDD(s0, s1, s1)
-		vmov(o, s1, w(t))
+		tm := termsFor(t, known)
+		var acc Register
+		if tm.s1 {
+			vmov(o, w(t-2), x1)
+			o.sigmaSmall(x1, t0, t1, s1, 17, 19, 10)
+			acc = s1
+		}
+		if tm.s0 {
+			vmov(o, w(t-15), x2)
+			o.sigmaSmall(x2, t0, t1, s0, 7, 18, 3)
+			if acc == nil {
+				acc = s0
+			} else {
+				VPADDD(s0, acc, acc)
+			}
+		}
+		if acc == nil {
+			panic(fmt.Sprintf("schedule step %d has no variable sigma term", t))
+		}
+		if tm.a {
+			VPADDD(w(t-7), acc, acc)
+		}
+		if tm.b {
+			VPADDD(w(t-16), acc, acc)
+		}
+		if tm.c != 0 {
+			VPADDD(consts.Offset(o.width*(t-16)), acc, acc)
+		}
+		vmov(o, acc, w(t))
 	}
 }
 
@@ -692,7 +743,7 @@ func (g *shaGen) messageRounds(ss []shaStream, t3 bool) {
 // genAVX512 emits the 16-lane kernel. With 32 ZMM registers the 16-word
 // message schedule window lives in Z16..Z31 and is expanded inside the
 // rounds, so the kernel touches no stack memory.
-func genAVX512(o *vecOps, k1, kw1, t3kw1, iv1, pad1, mask Mem) {
+func genAVX512(o *vecOps, k1, kw1, t3kw1, t3c, iv1, mask Mem) {
 	TEXT(o.name, NOSPLIT, "func(out, in *byte, n int)")
 	Doc(o.doc)
 	out := Mem{Base: Load(Param("out"), RDI)}
@@ -706,16 +757,43 @@ func genAVX512(o *vecOps, k1, kw1, t3kw1, iv1, pad1, mask Mem) {
 		VPADDD_BCST(k1.Offset(4*t), h, h)
 		VPADDD(wr[t%16], h, h)
 	}
+	var known map[int]uint32 // nil in transform 1, t3Known in transform 3
 	sched := func(t int) {
 		if t < 16 {
 			return
 		}
-		// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], into W[t-16]'s slot.
-		o.sigmaSmall(wr[(t-2)%16], sb, sc, sa, 17, 19, 10)
-		VPADDD(sa, wr[t%16], wr[t%16])
-		o.sigmaSmall(wr[(t-15)%16], sb, sc, sa, 7, 18, 3)
-		VPADDD(wr[(t-7)%16], sa, sa)
-		VPADDD(sa, wr[t%16], wr[t%16])
+		// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], into W[t-16]'s
+		// slot; constant words are folded (see expandSchedule).
+		tm := termsFor(t, known)
+		dst := wr[t%16]
+		have := tm.b // dst already holds W[t-16]
+		if tm.s1 {
+			if have {
+				o.sigmaSmall(wr[(t-2)%16], sb, sc, sa, 17, 19, 10)
+				VPADDD(sa, dst, dst)
+			} else {
+				o.sigmaSmall(wr[(t-2)%16], sb, sc, dst, 17, 19, 10)
+			}
+			have = true
+		}
+		if tm.s0 {
+			if have {
+				o.sigmaSmall(wr[(t-15)%16], sb, sc, sa, 7, 18, 3)
+				VPADDD(sa, dst, dst)
+			} else {
+				o.sigmaSmall(wr[(t-15)%16], sb, sc, dst, 7, 18, 3)
+			}
+			have = true
+		}
+		if !have {
+			panic(fmt.Sprintf("schedule step %d has no variable term", t))
+		}
+		if tm.a {
+			VPADDD(wr[(t-7)%16], dst, dst)
+		}
+		if tm.c != 0 {
+			VPADDD_BCST(t3c.Offset(4*(t-16)), dst, dst)
+		}
 	}
 
 	Label(o.name + "_loop")
@@ -771,12 +849,7 @@ func genAVX512(o *vecOps, k1, kw1, t3kw1, iv1, pad1, mask Mem) {
 	for i, x := range st {
 		VPADDD(x, saved[i], wr[i])
 	}
-	VPBROADCASTD(pad1, wr[8])
-	VPXORD(wr[9], wr[9], wr[9])
-	for i := 10; i < 15; i++ {
-		VMOVDQA32(wr[9], wr[i])
-	}
-	VPBROADCASTD(pad1.Offset(4), wr[15])
+	known = t3Known
 	st = append(st[:0], st0...)
 	for i, x := range st {
 		VPBROADCASTD(iv1.Offset(4*i), x)
