@@ -1,0 +1,357 @@
+// Package bbolt is a store on go.etcd.io/bbolt (a single memory-mapped B+tree
+// file, dir/bbolt.db, one bucket). It registers itself as "bbolt".
+//
+// Behaviour specific to this store:
+//   - Empty keys are refused: Write returns ErrEmptyKey and applies nothing.
+//     Keys are limited to 32768 bytes and values to about 2 GiB (bbolt's
+//     limits); longer ones fail the whole Write.
+//   - Every Write is one bbolt read-write transaction; writes are serialised.
+//     Write(…, Sync) commits with fdatasync. Write(…, NoSync) commits with
+//     bbolt's NoSync mode for that transaction only: the pages reach the
+//     kernel before Write returns (so they survive SIGKILL) but are not
+//     fsynced. KV.Sync fdatasyncs the file. Caveat: an OS crash or power loss
+//     after NoSync commits and before the next Sync can leave the file
+//     corrupt, not merely old (bbolt may reuse pages the durable meta page
+//     still points at). Use Sync writes at the points you must recover to.
+//   - Iterators and snapshots are read transactions. bbolt must remap its
+//     file when it outgrows the mapping, and a remap waits for every read
+//     transaction to end: a goroutine that writes while holding an iterator
+//     or snapshot can deadlock once the file outgrows the mapping. The
+//     mapping starts at Extra.InitialMmapSize (default 1 GiB of address
+//     space, not memory) to make that rare; close readers promptly.
+//   - Options.CacheBytes is ignored (bbolt reads through the OS page cache).
+package bbolt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"utxod/backends"
+	"utxod/backends/internal/guard"
+)
+
+// Name is the registered name.
+const Name = "bbolt"
+
+// FileName is the database file inside the data directory.
+const FileName = "bbolt.db"
+
+// DefaultInitialMmapSize is the initial memory-map size (address space).
+const DefaultInitialMmapSize = 1 << 30
+
+var bucket = []byte("kv")
+
+func init() { backends.Register(Name, Open) }
+
+// Extra holds bbolt-specific options; pass Extra or *Extra in
+// backends.Options.Extra.
+type Extra struct {
+	// InitialMmapSize; 0 selects DefaultInitialMmapSize.
+	InitialMmapSize int
+	// Tune, if set, is called last with the bbolt options before Open.
+	Tune func(*bolt.Options)
+}
+
+// DB is a bbolt-backed backends.KV.
+type DB struct {
+	g        guard.Guard
+	db       *bolt.DB
+	readOnly bool
+	writeMu  sync.Mutex // serialises Write and Sync; guards db.NoSync
+}
+
+var _ backends.KV = (*DB)(nil)
+
+// Open opens or creates the bbolt store in dir (no marker handling; use
+// backends.Open).
+func Open(dir string, o backends.Options) (backends.KV, error) {
+	var extra Extra
+	switch e := o.Extra.(type) {
+	case nil:
+	case Extra:
+		extra = e
+	case *Extra:
+		if e != nil {
+			extra = *e
+		}
+	default:
+		return nil, fmt.Errorf("%w: bbolt wants Extra, got %T", backends.ErrBadOptions, o.Extra)
+	}
+	if extra.InitialMmapSize < 0 {
+		return nil, fmt.Errorf("%w: negative InitialMmapSize", backends.ErrBadOptions)
+	}
+	if extra.InitialMmapSize == 0 {
+		extra.InitialMmapSize = DefaultInitialMmapSize
+	}
+	path := filepath.Join(dir, FileName)
+	if o.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("bbolt: %w", err)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("bbolt: %w", err)
+	}
+	opts := &bolt.Options{
+		Timeout:         2 * time.Second, // file lock held by another process
+		ReadOnly:        o.ReadOnly,
+		InitialMmapSize: extra.InitialMmapSize,
+		FreelistType:    bolt.FreelistMapType,
+	}
+	if extra.Tune != nil {
+		extra.Tune(opts)
+	}
+	db, err := bolt.Open(path, 0o644, opts)
+	if err != nil {
+		return nil, fmt.Errorf("bbolt: open %s: %w", path, err)
+	}
+	if !o.ReadOnly {
+		err = db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucketIfNotExists(bucket)
+			return err
+		})
+	} else {
+		err = db.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucket) == nil {
+				return errors.New("bucket missing (not a utxod bbolt store)")
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bbolt: %s: %w", path, err)
+	}
+	return &DB{db: db, readOnly: o.ReadOnly}, nil
+}
+
+// Get implements backends.Reader.
+func (d *DB) Get(key []byte) ([]byte, error) {
+	if !d.g.Enter() {
+		return nil, guard.Closed("bbolt")
+	}
+	defer d.g.Exit()
+	var out []byte
+	err := d.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = get(tx.Bucket(bucket), key)
+		return err
+	})
+	return out, err
+}
+
+// Has implements backends.Reader.
+func (d *DB) Has(key []byte) (bool, error) {
+	if !d.g.Enter() {
+		return false, guard.Closed("bbolt")
+	}
+	defer d.g.Exit()
+	var ok bool
+	err := d.db.View(func(tx *bolt.Tx) error {
+		ok = tx.Bucket(bucket).Get(key) != nil
+		return nil
+	})
+	return ok, err
+}
+
+// NewIterator implements backends.Reader. The iterator holds a read
+// transaction until Closed.
+func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
+	if !d.g.Enter() {
+		return nil, guard.Closed("bbolt")
+	}
+	defer d.g.Exit()
+	lower, upper, empty := r.Bounds()
+	if empty {
+		return guard.NewIter(&d.g, nil), nil
+	}
+	tx, err := d.db.Begin(false)
+	if err != nil {
+		return nil, fmt.Errorf("bbolt: begin: %w", err)
+	}
+	return guard.NewIter(&d.g, &cursor{c: tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, tx: tx}), nil
+}
+
+// Write implements backends.KV.
+func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
+	if !d.g.Enter() {
+		return guard.Closed("bbolt")
+	}
+	defer d.g.Exit()
+	if d.readOnly {
+		return fmt.Errorf("bbolt: %w", backends.ErrReadOnly)
+	}
+	if b.HasEmptyKey() {
+		return fmt.Errorf("bbolt: %w", backends.ErrEmptyKey)
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	if b.Len() == 0 {
+		if mode == backends.Sync {
+			return d.sync()
+		}
+		return nil
+	}
+	// db.NoSync is read by Commit in this goroutine; writeMu makes this the
+	// only writer of the field.
+	d.db.NoSync = mode != backends.Sync
+	err := d.db.Update(func(tx *bolt.Tx) error {
+		return b.Replay(batchWriter{tx.Bucket(bucket)})
+	})
+	d.db.NoSync = false
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrKeyRequired) {
+			err = fmt.Errorf("%w: %w", backends.ErrEmptyKey, err)
+		}
+		return fmt.Errorf("bbolt: write: %w", err)
+	}
+	return nil
+}
+
+// Sync implements backends.KV: fdatasync of the database file.
+func (d *DB) Sync() error {
+	if !d.g.Enter() {
+		return guard.Closed("bbolt")
+	}
+	defer d.g.Exit()
+	if d.readOnly {
+		return nil
+	}
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	return d.sync()
+}
+
+func (d *DB) sync() error {
+	if err := d.db.Sync(); err != nil {
+		return fmt.Errorf("bbolt: sync: %w", err)
+	}
+	return nil
+}
+
+// NewSnapshot implements backends.KV: a read transaction held open until
+// the snapshot is closed.
+func (d *DB) NewSnapshot() (backends.Snapshot, error) {
+	if !d.g.Enter() {
+		return nil, guard.Closed("bbolt")
+	}
+	defer d.g.Exit()
+	tx, err := d.db.Begin(false)
+	if err != nil {
+		return nil, fmt.Errorf("bbolt: begin: %w", err)
+	}
+	s := &snapshot{tx: tx, owner: &d.g}
+	d.g.Track(s)
+	return s, nil
+}
+
+// Close implements backends.KV.
+func (d *DB) Close() error {
+	return d.g.Close(func() error {
+		if err := d.db.Close(); err != nil {
+			return fmt.Errorf("bbolt: close: %w", err)
+		}
+		return nil
+	})
+}
+
+func get(b *bolt.Bucket, key []byte) ([]byte, error) {
+	v := b.Get(key)
+	if v == nil {
+		return nil, fmt.Errorf("bbolt: %w", backends.ErrNotFound)
+	}
+	out := make([]byte, len(v))
+	copy(out, v)
+	return out, nil
+}
+
+type batchWriter struct{ b *bolt.Bucket }
+
+func (w batchWriter) Put(k, v []byte) error { return w.b.Put(k, v) }
+func (w batchWriter) Delete(k []byte) error { return w.b.Delete(k) }
+
+// cursor walks [lower, upper). tx is rolled back on Close when non-nil (a
+// plain iterator owns its transaction; a snapshot's iterators do not).
+type cursor struct {
+	c            *bolt.Cursor
+	tx           *bolt.Tx
+	lower, upper []byte
+	k, v         []byte
+}
+
+func (c *cursor) First() bool {
+	c.k, c.v = c.c.Seek(c.lower)
+	return c.ok()
+}
+
+func (c *cursor) Next() bool {
+	c.k, c.v = c.c.Next()
+	return c.ok()
+}
+
+func (c *cursor) ok() bool {
+	if c.k == nil || (c.upper != nil && string(c.k) >= string(c.upper)) {
+		c.k, c.v = nil, nil
+		return false
+	}
+	return true
+}
+
+func (c *cursor) Entry() ([]byte, []byte, error) { return c.k, c.v, nil }
+func (c *cursor) Err() error                     { return nil }
+
+func (c *cursor) Close() error {
+	if c.tx != nil {
+		return c.tx.Rollback()
+	}
+	return nil
+}
+
+type snapshot struct {
+	g     guard.Guard
+	tx    *bolt.Tx
+	owner *guard.Guard
+}
+
+func (s *snapshot) Get(key []byte) ([]byte, error) {
+	if !s.g.Enter() {
+		return nil, guard.Closed("bbolt snapshot")
+	}
+	defer s.g.Exit()
+	return get(s.tx.Bucket(bucket), key)
+}
+
+func (s *snapshot) Has(key []byte) (bool, error) {
+	if !s.g.Enter() {
+		return false, guard.Closed("bbolt snapshot")
+	}
+	defer s.g.Exit()
+	return s.tx.Bucket(bucket).Get(key) != nil, nil
+}
+
+func (s *snapshot) NewIterator(r backends.Range) (backends.Iterator, error) {
+	if !s.g.Enter() {
+		return nil, guard.Closed("bbolt snapshot")
+	}
+	defer s.g.Exit()
+	lower, upper, empty := r.Bounds()
+	if empty {
+		return guard.NewIter(&s.g, nil), nil
+	}
+	return guard.NewIter(&s.g, &cursor{c: s.tx.Bucket(bucket).Cursor(), lower: lower, upper: upper}), nil
+}
+
+func (s *snapshot) Close() error {
+	err := s.g.Close(s.tx.Rollback)
+	s.owner.Untrack(s)
+	return err
+}
+
+// Release implements guard.Resource.
+func (s *snapshot) Release() { _ = s.g.Close(s.tx.Rollback) }
