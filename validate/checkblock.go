@@ -90,9 +90,9 @@ func (v *Validator) CheckBlock(b *wire.Block) error {
 	if err := CheckProofOfWork(b.Hash, b.Header.Bits, v.Params); err != nil {
 		return err
 	}
-	if len(b.Txs) == 0 {
-		return ruleErr("bad-blk-length", "no transactions")
-	}
+	// Core checks the merkle root first: an empty block's root is zero
+	// (ComputeMerkleRoot), so it fails "bad-txnmrklroot" unless the header
+	// says zero, and then "bad-blk-length" below.
 	leaves := make([]wire.Hash, len(b.Txs))
 	for i := range b.Txs {
 		leaves[i] = b.Txs[i].TxID
@@ -106,7 +106,7 @@ func (v *Validator) CheckBlock(b *wire.Block) error {
 	if mutated {
 		return ruleErr("bad-txns-duplicate", "duplicate transaction")
 	}
-	if len(b.Txs)*WitnessScaleFactor > MaxBlockWeight || b.BaseSize()*WitnessScaleFactor > MaxBlockWeight {
+	if len(b.Txs) == 0 || len(b.Txs)*WitnessScaleFactor > MaxBlockWeight || b.BaseSize()*WitnessScaleFactor > MaxBlockWeight {
 		return ruleErr("bad-blk-length", "size limits failed")
 	}
 	if !b.Txs[0].IsCoinbase() {
