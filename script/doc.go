@@ -1,2 +1,15 @@
-// Package script verifies transaction input scripts behind a small Engine interface so that engines can be measured against each other.
+// Package script verifies transaction input scripts behind a small Engine
+// interface so that engines can be measured against each other.
+//
+// Engine.Prepare does the per-transaction work once; the returned
+// TxVerifier's VerifyInput runs Core's VerifyScript for one input under a
+// set of Flags (Core's SCRIPT_VERIFY_* bits) and returns an *Error carrying
+// Core's ScriptErrorString text. RejectReason turns such an error into the
+// reject reason Core's ConnectBlock reports. NewBtcdEngine is the reference
+// engine on btcd's txscript/v2.
+//
+// The package also has Core-exact script analysis used by block validation:
+// sigop counting (LegacySigOpCount, P2SHSigOpCount, WitnessSigOpCount,
+// TxSigOpCost), IsPayToScriptHash, IsWitnessProgram, IsPushOnly,
+// IsUnspendable, and a streaming legacy signature hash (LegacySigHash).
 package script
