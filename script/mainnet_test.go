@@ -252,3 +252,38 @@ func TestMainnetBlock277647(t *testing.T) {
 		t.Errorf("inputs %d, flipped %d", inputs, flipped)
 	}
 }
+
+// TestConcurrentVerify runs every input of a multi-input transaction of
+// block 277,647 from several goroutines on one TxVerifier (run with -race).
+func TestConcurrentVerify(t *testing.T) {
+	blk, prevs := loadBlock277647(t)
+	best := 1
+	for ti := 1; ti < len(blk.Txs); ti++ {
+		if len(blk.Txs[ti].Inputs) > len(blk.Txs[best].Inputs) {
+			best = ti
+		}
+	}
+	tx := &blk.Txs[best]
+	v, err := NewBtcdEngine(WithSigCache(100)).Prepare(tx, prevs[best])
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := range tx.Inputs {
+				if err := v.VerifyInput(i, P2SH|Witness|Taproot); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("tx %d: %d inputs × 4 goroutines", best, len(tx.Inputs))
+}
