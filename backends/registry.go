@@ -63,7 +63,8 @@ func Names() []string {
 // A data directory remembers the store that created it in dir/BACKEND.
 // Opening it with another store fails with an error wrapping
 // ErrWrongBackend that names both. A directory without the marker is adopted
-// (the marker is written, durably, before the store creates its files) unless
+// (the marker is written, durably, before the store creates its files, and
+// removed again if the store then fails to open) unless
 // opts.ReadOnly, in which case nothing is written and dir must exist.
 // Unknown names give ErrUnknownBackend.
 func Open(name, dir string, opts Options) (KV, error) {
@@ -79,6 +80,7 @@ func Open(name, dir string, opts Options) (KV, error) {
 	}
 	marker := filepath.Join(dir, MarkerFile)
 	have, err := os.ReadFile(marker)
+	created := false
 	switch {
 	case err == nil:
 		if owner := string(bytes.TrimSpace(have)); owner != name {
@@ -95,11 +97,17 @@ func Open(name, dir string, opts Options) (KV, error) {
 		if err := writeMarker(dir, name); err != nil {
 			return nil, err
 		}
+		created = true
 	default:
 		return nil, fmt.Errorf("backends: read %s: %w", marker, err)
 	}
 	kv, err := open(dir, opts)
 	if err != nil {
+		if created {
+			// Do not leave a claim on the directory for a store that never
+			// opened (e.g. one not compiled in).
+			_ = os.Remove(marker)
+		}
 		return nil, fmt.Errorf("backends: open %s store in %s: %w", name, dir, err)
 	}
 	return kv, nil

@@ -1,0 +1,358 @@
+//go:build rocksdb
+
+package rocksdb
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/linxGnu/grocksdb"
+
+	"utxod/backends"
+	"utxod/backends/internal/guard"
+)
+
+// Available reports whether the real RocksDB store is compiled in.
+const Available = true
+
+// DefaultCacheBytes is the block cache used when Options.CacheBytes is 0.
+const DefaultCacheBytes = 128 << 20
+
+func init() { backends.Register(Name, Open) }
+
+// Extra holds RocksDB-specific options; pass Extra or *Extra in
+// backends.Options.Extra.
+type Extra struct {
+	// WriteBufferBytes is the memtable size; 0 selects CacheBytes/4 clamped
+	// to [4 MiB, 256 MiB].
+	WriteBufferBytes uint64
+	// Tune, if set, is called last with the RocksDB options before Open.
+	Tune func(*grocksdb.Options)
+}
+
+// DB is a RocksDB-backed backends.KV.
+type DB struct {
+	g        guard.Guard
+	db       *grocksdb.DB
+	readOnly bool
+
+	opts   *grocksdb.Options
+	bbto   *grocksdb.BlockBasedTableOptions
+	cache  *grocksdb.Cache
+	ro     *grocksdb.ReadOptions // shared by Get/Has (const in C++)
+	woSync *grocksdb.WriteOptions
+	woNo   *grocksdb.WriteOptions
+}
+
+var _ backends.KV = (*DB)(nil)
+
+// Open opens or creates the RocksDB store in dir (no marker handling; use
+// backends.Open).
+func Open(dir string, o backends.Options) (backends.KV, error) {
+	var extra Extra
+	switch e := o.Extra.(type) {
+	case nil:
+	case Extra:
+		extra = e
+	case *Extra:
+		if e != nil {
+			extra = *e
+		}
+	default:
+		return nil, fmt.Errorf("%w: rocksdb wants Extra, got %T", backends.ErrBadOptions, o.Extra)
+	}
+	if o.CacheBytes < 0 {
+		return nil, fmt.Errorf("%w: negative CacheBytes", backends.ErrBadOptions)
+	}
+	cacheBytes := o.CacheBytes
+	if cacheBytes == 0 {
+		cacheBytes = DefaultCacheBytes
+	}
+	wbuf := extra.WriteBufferBytes
+	if wbuf == 0 {
+		wbuf = uint64(min(max(cacheBytes/4, 4<<20), 256<<20))
+	}
+	if o.ReadOnly {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("rocksdb: %w", err)
+		}
+	}
+
+	d := &DB{readOnly: o.ReadOnly}
+	d.cache = grocksdb.NewLRUCache(uint64(cacheBytes))
+	d.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
+	d.bbto.SetBlockCache(d.cache)
+	d.bbto.SetFilterPolicy(grocksdb.NewBloomFilterFull(10))
+	d.opts = grocksdb.NewDefaultOptions()
+	d.opts.SetBlockBasedTableFactory(d.bbto)
+	d.opts.SetCreateIfMissing(!o.ReadOnly)
+	d.opts.SetWriteBufferSize(wbuf)
+	d.opts.SetMaxBackgroundJobs(2)
+	d.opts.SetMaxOpenFiles(1024)
+	d.opts.SetInfoLogLevel(grocksdb.WarnInfoLogLevel)
+	d.opts.SetKeepLogFileNum(2)
+	if extra.Tune != nil {
+		extra.Tune(d.opts)
+	}
+	var err error
+	if o.ReadOnly {
+		d.db, err = grocksdb.OpenDbForReadOnly(d.opts, dir, false)
+	} else {
+		d.db, err = grocksdb.OpenDb(d.opts, dir)
+	}
+	if err != nil {
+		d.destroyOptions()
+		return nil, fmt.Errorf("rocksdb: %w", err)
+	}
+	d.ro = grocksdb.NewDefaultReadOptions()
+	d.woSync = grocksdb.NewDefaultWriteOptions()
+	d.woSync.SetSync(true)
+	d.woNo = grocksdb.NewDefaultWriteOptions()
+	o.Log().Debug("rocksdb store opened", "dir", dir, "cache", cacheBytes, "write_buffer", wbuf)
+	return d, nil
+}
+
+func (d *DB) destroyOptions() {
+	d.opts.Destroy()
+	d.bbto.Destroy()
+	d.cache.Destroy()
+}
+
+// Get implements backends.Reader.
+func (d *DB) Get(key []byte) ([]byte, error) {
+	if !d.g.Enter() {
+		return nil, guard.Closed("rocksdb")
+	}
+	defer d.g.Exit()
+	return get(d.db, d.ro, key)
+}
+
+// Has implements backends.Reader.
+func (d *DB) Has(key []byte) (bool, error) {
+	if !d.g.Enter() {
+		return false, guard.Closed("rocksdb")
+	}
+	defer d.g.Exit()
+	return has(d.db, d.ro, key)
+}
+
+// NewIterator implements backends.Reader.
+func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
+	if !d.g.Enter() {
+		return nil, guard.Closed("rocksdb")
+	}
+	defer d.g.Exit()
+	return newIter(&d.g, d.db, nil, r), nil
+}
+
+// Write implements backends.KV.
+func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
+	if !d.g.Enter() {
+		return guard.Closed("rocksdb")
+	}
+	defer d.g.Exit()
+	if d.readOnly {
+		return fmt.Errorf("rocksdb: %w", backends.ErrReadOnly)
+	}
+	if b.Len() == 0 {
+		if mode == backends.Sync {
+			return d.sync()
+		}
+		return nil
+	}
+	wb := grocksdb.NewWriteBatch()
+	defer wb.Destroy()
+	if err := b.Replay(batchWriter{wb}); err != nil {
+		return fmt.Errorf("rocksdb: %w", err)
+	}
+	wo := d.woNo
+	if mode == backends.Sync {
+		wo = d.woSync
+	}
+	if err := d.db.Write(wo, wb); err != nil {
+		return fmt.Errorf("rocksdb: write: %w", err)
+	}
+	return nil
+}
+
+// Sync implements backends.KV: FlushWAL(sync=true), which fsyncs the WAL.
+func (d *DB) Sync() error {
+	if !d.g.Enter() {
+		return guard.Closed("rocksdb")
+	}
+	defer d.g.Exit()
+	if d.readOnly {
+		return nil
+	}
+	return d.sync()
+}
+
+func (d *DB) sync() error {
+	if err := d.db.FlushWAL(true); err != nil {
+		return fmt.Errorf("rocksdb: sync: %w", err)
+	}
+	return nil
+}
+
+// NewSnapshot implements backends.KV.
+func (d *DB) NewSnapshot() (backends.Snapshot, error) {
+	if !d.g.Enter() {
+		return nil, guard.Closed("rocksdb")
+	}
+	defer d.g.Exit()
+	s := &snapshot{db: d.db, snap: d.db.NewSnapshot(), ro: grocksdb.NewDefaultReadOptions(), owner: &d.g}
+	s.ro.SetSnapshot(s.snap)
+	d.g.Track(s)
+	return s, nil
+}
+
+// Close implements backends.KV. Live iterators and snapshots are destroyed
+// first (RocksDB asserts there are none at close).
+func (d *DB) Close() error {
+	return d.g.Close(func() error {
+		d.db.Close()
+		d.ro.Destroy()
+		d.woSync.Destroy()
+		d.woNo.Destroy()
+		d.destroyOptions()
+		return nil
+	})
+}
+
+type batchWriter struct{ wb *grocksdb.WriteBatch }
+
+func (w batchWriter) Put(k, v []byte) error { w.wb.Put(k, v); return nil }
+func (w batchWriter) Delete(k []byte) error { w.wb.Delete(k); return nil }
+
+func get(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte) ([]byte, error) {
+	h, err := db.GetPinned(ro, key)
+	if err != nil {
+		return nil, fmt.Errorf("rocksdb: get: %w", err)
+	}
+	defer h.Destroy()
+	if !h.Exists() {
+		return nil, fmt.Errorf("rocksdb: %w", backends.ErrNotFound)
+	}
+	v := h.Data()
+	out := make([]byte, len(v))
+	copy(out, v)
+	return out, nil
+}
+
+func has(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte) (bool, error) {
+	h, err := db.GetPinned(ro, key)
+	if err != nil {
+		return false, fmt.Errorf("rocksdb: has: %w", err)
+	}
+	defer h.Destroy()
+	return h.Exists(), nil
+}
+
+// newIter creates an iterator, reading at snap when non-nil.
+func newIter(owner *guard.Guard, db *grocksdb.DB, snap *grocksdb.Snapshot, r backends.Range) backends.Iterator {
+	lower, upper, empty := r.Bounds()
+	if empty {
+		return guard.NewIter(owner, nil)
+	}
+	ro := grocksdb.NewDefaultReadOptions()
+	if snap != nil {
+		ro.SetSnapshot(snap)
+	}
+	if upper != nil {
+		// ro keeps a reference to upper, which RocksDB reads in place.
+		ro.SetIterateUpperBound(upper)
+	}
+	return guard.NewIter(owner, &cursor{it: db.NewIterator(ro), ro: ro, lower: lower})
+}
+
+type cursor struct {
+	it    *grocksdb.Iterator
+	ro    *grocksdb.ReadOptions
+	lower []byte
+}
+
+func (c *cursor) First() bool {
+	c.it.Seek(c.lower)
+	return c.it.Valid()
+}
+
+func (c *cursor) Next() bool {
+	c.it.Next()
+	return c.it.Valid()
+}
+
+// Entry returns slices pointing into RocksDB's memory, valid until the
+// iterator moves or is destroyed.
+func (c *cursor) Entry() ([]byte, []byte, error) {
+	return sliceData(c.it.Key()), sliceData(c.it.Value()), nil
+}
+
+func sliceData(s *grocksdb.Slice) []byte {
+	if s == nil {
+		return []byte{}
+	}
+	if d := s.Data(); d != nil {
+		return d
+	}
+	return []byte{}
+}
+
+func (c *cursor) Err() error {
+	if err := c.it.Err(); err != nil {
+		return fmt.Errorf("rocksdb: iterator: %w", err)
+	}
+	return nil
+}
+
+func (c *cursor) Close() error {
+	c.it.Close()
+	c.ro.Destroy()
+	return nil
+}
+
+type snapshot struct {
+	g     guard.Guard
+	db    *grocksdb.DB
+	snap  *grocksdb.Snapshot
+	ro    *grocksdb.ReadOptions
+	owner *guard.Guard
+}
+
+func (s *snapshot) Get(key []byte) ([]byte, error) {
+	if !s.g.Enter() {
+		return nil, guard.Closed("rocksdb snapshot")
+	}
+	defer s.g.Exit()
+	return get(s.db, s.ro, key)
+}
+
+func (s *snapshot) Has(key []byte) (bool, error) {
+	if !s.g.Enter() {
+		return false, guard.Closed("rocksdb snapshot")
+	}
+	defer s.g.Exit()
+	return has(s.db, s.ro, key)
+}
+
+func (s *snapshot) NewIterator(r backends.Range) (backends.Iterator, error) {
+	if !s.g.Enter() {
+		return nil, guard.Closed("rocksdb snapshot")
+	}
+	defer s.g.Exit()
+	return newIter(&s.g, s.db, s.snap, r), nil
+}
+
+func (s *snapshot) release() error {
+	s.ro.Destroy()
+	s.db.ReleaseSnapshot(s.snap)
+	return nil
+}
+
+func (s *snapshot) Close() error {
+	err := s.g.Close(s.release)
+	s.owner.Untrack(s)
+	return err
+}
+
+// Release implements guard.Resource.
+func (s *snapshot) Release() { _ = s.g.Close(s.release) }
