@@ -15,6 +15,7 @@ Usage:
 
 Commands:
   import       validate and connect blocks from Core block files (blk*.dat framing)
+  serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST)
   help         show this help
 
 Run 'utxod <command> --help' for a command's flags.
@@ -32,6 +33,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "import":
 		return cmdImport(args[1:], stdout, stderr)
+	case "serve":
+		return cmdServe(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

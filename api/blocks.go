@@ -1,0 +1,349 @@
+package api
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"utxod/chainstate"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// Body limits of POST /v1/blocks. MaxBlockBytes is the consensus maximum
+// serialized size (MAX_BLOCK_SERIALIZED_SIZE); hex bodies may carry up to
+// hexWhitespaceSlack bytes of whitespace (line breaks) on top of the
+// 2*MaxBlockBytes hex digits.
+const (
+	MaxBlockBytes      = 4_000_000
+	MaxBlockHexChars   = 2 * MaxBlockBytes
+	hexWhitespaceSlack = 1 << 20
+)
+
+// BlockResult is the answer to a submitted block.
+type BlockResult struct {
+	Hash   string `json:"hash" example:"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048"`
+	Height int32  `json:"height" example:"1"`
+	Status string `json:"status" enums:"connected,side-branch,orphan,duplicate" example:"connected"`
+}
+
+// handlePostBlock godoc
+//
+//	@Summary		Submit a block
+//	@Description	Validates the block fully and connects it when it extends the most-work chain. The body is the raw serialized block (application/octet-stream) or its hex (text/plain, whitespace ignored). Blocks are processed one at a time; concurrent submissions queue. Orphans (parent unknown) are held and connected when the parent arrives.
+//	@Tags			blocks
+//	@Accept			octet-stream
+//	@Accept			plain
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			block	body		string	true	"raw block or its hex"
+//	@Success		200		{object}	BlockResult
+//	@Failure		400		{object}	Problem	"empty, malformed hex or unparseable block"
+//	@Failure		401		{object}	Problem	"missing or wrong bearer token"
+//	@Failure		413		{object}	Problem	"body above the consensus maximum block size"
+//	@Failure		415		{object}	Problem	"unsupported Content-Type"
+//	@Failure		422		{object}	Problem	"invalid block; reason is Bitcoin Core's reject reason"
+//	@Failure		503		{object}	Problem	"shutting down or orphan pool full"
+//	@Router			/v1/blocks [post]
+func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
+	isHex := false
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		switch {
+		case err != nil:
+			writeProblem(w, http.StatusUnsupportedMediaType, "unsupported-media-type", "malformed Content-Type")
+			return
+		case mt == "application/octet-stream":
+		case mt == "text/plain":
+			isHex = true
+		default:
+			writeProblem(w, http.StatusUnsupportedMediaType, "unsupported-media-type",
+				fmt.Sprintf("Content-Type %q: send application/octet-stream (raw block) or text/plain (hex)", mt))
+			return
+		}
+	}
+	limit := int64(MaxBlockBytes)
+	if isHex {
+		limit = MaxBlockHexChars + hexWhitespaceSlack
+	}
+	if r.ContentLength > limit {
+		writeProblem(w, http.StatusRequestEntityTooLarge, "body-too-large", tooLargeDetail(isHex))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeProblem(w, http.StatusRequestEntityTooLarge, "body-too-large", tooLargeDetail(isHex))
+			return
+		}
+		writeProblem(w, http.StatusBadRequest, "body-read-failed", "reading the request body failed")
+		return
+	}
+	raw := body
+	if isHex {
+		var reason, detail string
+		raw, reason, detail = decodeHexBody(body)
+		if reason == "body-too-large" {
+			writeProblem(w, http.StatusRequestEntityTooLarge, reason, detail)
+			return
+		}
+		if reason != "" {
+			writeProblem(w, http.StatusBadRequest, reason, detail)
+			return
+		}
+	}
+	if len(raw) == 0 {
+		writeProblem(w, http.StatusBadRequest, "empty-body", "the body holds no block")
+		return
+	}
+
+	// One block at a time; give up if the client goes away while queued.
+	select {
+	case s.sem <- struct{}{}:
+	case <-r.Context().Done():
+		writeProblem(w, http.StatusServiceUnavailable, "cancelled", "request cancelled while queued")
+		return
+	}
+	if s.closed.Load() {
+		<-s.sem
+		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
+		return
+	}
+	start := time.Now()
+	s.nodeMu.Lock()
+	res, err := s.chain.ProcessBlock(raw)
+	s.nodeMu.Unlock()
+	elapsed := time.Since(start)
+	<-s.sem
+	s.metrics.validation.Observe(elapsed.Seconds())
+
+	if err != nil {
+		s.blockError(w, raw, err)
+		return
+	}
+	s.metrics.blocks.WithLabelValues(string(res.Status)).Inc()
+	if res.Status == chainstate.StatusOrphan && len(raw) >= wire.HeaderSize {
+		h, _ := wire.ParseHeader(raw)
+		s.orphans.add(res.Hash, h.PrevBlock)
+	}
+	s.log.Debug("block processed", "hash", res.Hash, "height", res.Height, "status", res.Status, "seconds", elapsed.Seconds())
+	writeJSON(w, http.StatusOK, BlockResult{Hash: res.Hash.String(), Height: res.Height, Status: string(res.Status)})
+}
+
+func tooLargeDetail(isHex bool) string {
+	if isHex {
+		return fmt.Sprintf("hex body above %d hex digits (the %d-byte consensus maximum)", MaxBlockHexChars, MaxBlockBytes)
+	}
+	return fmt.Sprintf("body above the %d-byte consensus maximum block size", MaxBlockBytes)
+}
+
+// decodeHexBody strips ASCII whitespace and decodes hex. On failure it
+// returns a reason and detail.
+func decodeHexBody(body []byte) (raw []byte, reason, detail string) {
+	digits := make([]byte, 0, len(body))
+	for _, c := range body {
+		switch c {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			continue
+		}
+		digits = append(digits, c)
+	}
+	if len(digits) > MaxBlockHexChars {
+		return nil, "body-too-large", tooLargeDetail(true)
+	}
+	if len(digits)%2 != 0 {
+		return nil, "bad-hex", "odd number of hex digits"
+	}
+	raw = make([]byte, len(digits)/2)
+	if _, err := hex.Decode(raw, digits); err != nil {
+		var ie hex.InvalidByteError
+		if errors.As(err, &ie) {
+			return nil, "bad-hex", fmt.Sprintf("invalid hex character %q", rune(ie))
+		}
+		return nil, "bad-hex", "invalid hex"
+	}
+	return raw, "", ""
+}
+
+// blockError renders a ProcessBlock failure.
+func (s *Server) blockError(w http.ResponseWriter, raw []byte, err error) {
+	hash := "unknown"
+	if len(raw) >= wire.HeaderSize {
+		hash = wire.DoubleSHA256(raw[:wire.HeaderSize]).String()
+	}
+	var re *validate.RuleError
+	switch {
+	case errors.Is(err, chainstate.ErrParse):
+		s.metrics.rejects.WithLabelValues("block-decode-failed").Inc()
+		writeProblem(w, http.StatusBadRequest, "block-decode-failed", "the body is not a serialized block: "+err.Error())
+	case errors.As(err, &re):
+		s.metrics.rejects.WithLabelValues(re.Reason).Inc()
+		s.log.Info("block rejected", "hash", hash, "reason", re.Reason, "detail", re.Detail)
+		detail := re.Detail
+		if detail == "" {
+			detail = re.Reason
+		}
+		writeProblem(w, http.StatusUnprocessableEntity, re.Reason, "block "+hash+": "+detail)
+	case isOrphanPoolFull(err):
+		writeProblem(w, http.StatusServiceUnavailable, "orphan-pool-full", "too many orphan blocks are waiting for their parents; submit the parents first")
+	default:
+		s.log.Error("processing block failed", "hash", hash, "err", err)
+		writeProblem(w, http.StatusInternalServerError, "internal", "processing the block failed; see the server log")
+	}
+}
+
+// isOrphanPoolFull recognizes the chainstate's orphan-pool error, which has
+// no sentinel yet.
+func isOrphanPoolFull(err error) bool {
+	return strings.Contains(err.Error(), "orphan pool full")
+}
+
+// BlockInfo is a block-index entry.
+type BlockInfo struct {
+	Hash string `json:"hash" example:"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048"`
+	// Height is -1 for orphans (parent unknown).
+	Height int32 `json:"height" example:"1"`
+	// Status: valid (block data passed validation), invalid (the block or an
+	// ancestor failed), header-only (header accepted, data not validated:
+	// e.g. a stored side branch or a mutated body), orphan (parent unknown).
+	Status string `json:"status" enums:"valid,invalid,header-only,orphan" example:"valid"`
+	// Flags are the raw block-index status flags.
+	Flags             string `json:"flags,omitempty" example:"header-valid|data-valid"`
+	InActiveChain     bool   `json:"in_active_chain" example:"true"`
+	Confirmations     int32  `json:"confirmations" example:"14131"`
+	ChainWork         string `json:"chainwork,omitempty" example:"0000000000000000000000000000000000000000000000000000000200020002"`
+	PreviousBlockHash string `json:"previousblockhash,omitempty" example:"000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f"`
+	NextBlockHash     string `json:"nextblockhash,omitempty" example:"000000006a625f06636b8bb6ac7b960a8d03705d1ace08b1a19da3fdcc99ddbd"`
+	RejectReason      string `json:"reject_reason,omitempty" example:"bad-cb-amount"`
+	Version           int32  `json:"version" example:"1"`
+	MerkleRoot        string `json:"merkleroot,omitempty" example:"0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098"`
+	Time              uint32 `json:"time" example:"1231469665"`
+	Bits              string `json:"bits,omitempty" example:"1d00ffff"`
+	Nonce             uint32 `json:"nonce" example:"2573394689"`
+}
+
+// blockInfo describes n (non-nil).
+func (s *Server) blockInfo(n *validate.BlockNode) BlockInfo {
+	s.nodeMu.RLock()
+	status, reason := n.Status, n.RejectReason
+	s.nodeMu.RUnlock()
+	bi := BlockInfo{
+		Hash:          n.Hash.String(),
+		Height:        n.Height,
+		Flags:         status.String(),
+		Confirmations: -1,
+		ChainWork:     hex64(n.ChainWork),
+		Version:       n.Header.Version,
+		MerkleRoot:    n.Header.MerkleRoot.String(),
+		Time:          n.Header.Time,
+		Bits:          fmt.Sprintf("%08x", n.Header.Bits),
+		Nonce:         n.Header.Nonce,
+	}
+	switch {
+	case status.Invalid():
+		bi.Status = "invalid"
+		bi.RejectReason = reason
+		if bi.RejectReason == "" && status.Has(validate.StatusFailedParent) {
+			bi.RejectReason = "bad-prevblk"
+		}
+	case status.Has(validate.StatusDataValid) || status.Has(validate.StatusConnected):
+		bi.Status = "valid"
+	default:
+		bi.Status = "header-only"
+	}
+	if n.Parent != nil {
+		bi.PreviousBlockHash = n.Parent.Hash.String()
+	}
+	if s.chain.AtHeight(n.Height) == n {
+		bi.InActiveChain = true
+		if tip := s.chain.Tip(); tip != nil && tip.Height >= n.Height {
+			bi.Confirmations = tip.Height - n.Height + 1
+		}
+		if next := s.chain.AtHeight(n.Height + 1); next != nil {
+			bi.NextBlockHash = next.Hash.String()
+		}
+	}
+	return bi
+}
+
+// hex64 is Core's uint256 GetHex of a non-negative big integer.
+func hex64(x *big.Int) string {
+	if x == nil {
+		return ""
+	}
+	return fmt.Sprintf("%064x", x)
+}
+
+// handleGetBlock godoc
+//
+//	@Summary		Block-index entry by hash
+//	@Description	Status valid, invalid (with Core's reject reason), header-only or orphan.
+//	@Tags			blocks
+//	@Produce		json
+//	@Param			hash	path		string	true	"block hash (64 hex digits, display order)"
+//	@Success		200		{object}	BlockInfo
+//	@Failure		400		{object}	Problem	"malformed hash"
+//	@Failure		404		{object}	Problem	"unknown block"
+//	@Router			/v1/blocks/{hash} [get]
+func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
+	hs := chi.URLParam(r, "hash")
+	hash, err := wire.ParseHash(hs)
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, "bad-hash", "block hash must be 64 hex digits")
+		return
+	}
+	if n := s.chain.Lookup(hash); n != nil {
+		writeJSON(w, http.StatusOK, s.blockInfo(n))
+		return
+	}
+	if prev, ok := s.orphans.get(hash); ok {
+		writeJSON(w, http.StatusOK, BlockInfo{Hash: hash.String(), Height: -1, Status: "orphan", Confirmations: -1, PreviousBlockHash: prev.String()})
+		return
+	}
+	writeProblem(w, http.StatusNotFound, "block-not-found", "block "+hash.String()+" is unknown")
+}
+
+// handleTip godoc
+//
+//	@Summary	Active chain tip
+//	@Tags		blocks
+//	@Produce	json
+//	@Success	200	{object}	BlockInfo
+//	@Router		/v1/tip [get]
+func (s *Server) handleTip(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.blockInfo(s.chain.Tip()))
+}
+
+// handleBlockAtHeight godoc
+//
+//	@Summary	Active-chain block at a height
+//	@Tags		blocks
+//	@Produce	json
+//	@Param		height	path		integer	true	"height (0 = genesis)"
+//	@Success	200		{object}	BlockInfo
+//	@Failure	400		{object}	Problem	"malformed height"
+//	@Failure	404		{object}	Problem	"height above the tip"
+//	@Router		/v1/blocks/height/{height} [get]
+func (s *Server) handleBlockAtHeight(w http.ResponseWriter, r *http.Request) {
+	h, err := strconv.ParseInt(chi.URLParam(r, "height"), 10, 32)
+	if err != nil || h < 0 {
+		writeProblem(w, http.StatusBadRequest, "bad-height", "height must be a non-negative decimal integer")
+		return
+	}
+	n := s.chain.AtHeight(int32(h))
+	if n == nil {
+		writeProblem(w, http.StatusNotFound, "height-out-of-range", fmt.Sprintf("height %d is above the active tip", h))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.blockInfo(n))
+}

@@ -1,0 +1,277 @@
+package api
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"utxod/chainstate"
+	"utxod/params"
+	"utxod/utxo"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// Chain is what the API needs from the node. *chainstate.Chainstate
+// implements it; tests may substitute fakes.
+type Chain interface {
+	ProcessBlock(raw []byte) (chainstate.Result, error)
+	Info(hashType string) (utxo.ChainstateInfo, error)
+	Coin(op utxo.Outpoint) (utxo.Coin, bool, error)
+	Tip() *validate.BlockNode
+	Lookup(hash wire.Hash) *validate.BlockNode
+	AtHeight(h int32) *validate.BlockNode
+	Flush() error
+}
+
+var _ Chain = (*chainstate.Chainstate)(nil)
+
+// Config configures a Server.
+type Config struct {
+	// Chain is the node the API serves. Required.
+	Chain Chain
+	// Params are the network's parameters (for /rest/chaininfo). Required.
+	Params *params.Params
+	// Token is the bearer token that authorizes writes (POST /v1/blocks).
+	// Required: writes are always authenticated.
+	Token string
+	// Log receives request errors and panics (default: discard).
+	Log *slog.Logger
+	// SizeOnDisk reports the bytes the chainstate occupies on disk, for
+	// /rest/chaininfo's size_on_disk (nil: 0).
+	SizeOnDisk func() int64
+	// CacheBytes reports the coins cache size for the utxod_coins_cache_bytes
+	// gauge (nil: the gauge is not exported).
+	CacheBytes func() float64
+	// Now is the clock (default time.Now), used for
+	// initialblockdownload and verificationprogress.
+	Now func() time.Time
+}
+
+// Server serves the utxod HTTP API. Create it with New; it is safe for
+// concurrent use.
+type Server struct {
+	chain      Chain
+	params     *params.Params
+	token      []byte
+	log        *slog.Logger
+	sizeOnDisk func() int64
+	now        func() time.Time
+	metrics    *metrics
+	handler    http.Handler
+
+	// sem serializes block submissions (capacity 1); waiting is cancelled
+	// with the request context.
+	sem    chan struct{}
+	closed atomic.Bool
+
+	// nodeMu guards reads of block-index status fields against the
+	// writes ProcessBlock makes to them: ProcessBlock runs under the write
+	// lock, status reads under the read lock.
+	nodeMu sync.RWMutex
+
+	orphans orphanSet
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Chain == nil {
+		return nil, errors.New("api: Config.Chain is required")
+	}
+	if cfg.Params == nil {
+		return nil, errors.New("api: Config.Params is required")
+	}
+	if len(cfg.Token) < 16 {
+		return nil, errors.New("api: Config.Token must be at least 16 characters")
+	}
+	s := &Server{
+		chain:      cfg.Chain,
+		params:     cfg.Params,
+		token:      []byte(cfg.Token),
+		log:        cfg.Log,
+		sizeOnDisk: cfg.SizeOnDisk,
+		now:        cfg.Now,
+		sem:        make(chan struct{}, 1),
+		orphans:    orphanSet{max: maxTrackedOrphans},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.sizeOnDisk == nil {
+		s.sizeOnDisk = func() int64 { return 0 }
+	}
+	s.metrics = newMetrics(cfg.CacheBytes, func() float64 {
+		if t := s.chain.Tip(); t != nil {
+			return float64(t.Height)
+		}
+		return -1
+	})
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the HTTP handler serving every route.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Flush flushes the chainstate, observing the flush latency metric.
+func (s *Server) Flush() error {
+	start := time.Now()
+	err := s.chain.Flush()
+	s.metrics.flush.Observe(time.Since(start).Seconds())
+	return err
+}
+
+// Close stops block processing: it waits for the block in flight to finish
+// and makes later submissions fail with 503. Reads keep working. Call it
+// after http.Server.Shutdown and before closing the store.
+func (s *Server) Close() {
+	if s.closed.Swap(true) {
+		return
+	}
+	s.sem <- struct{}{} // wait for the block in flight; never released
+}
+
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.metrics.instrument, s.recoverer)
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
+		writeProblem(w, http.StatusNotFound, "not-found", "no such route")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed", "method not allowed on this route")
+	})
+
+	r.Get("/healthz", s.handleHealth)
+	r.Handle("/metrics", s.metrics.handler())
+	r.Get("/openapi.json", s.handleOpenAPI)
+	r.Get("/docs", s.handleDocs)
+	r.Get("/docs/*", s.handleDocs)
+
+	r.Route("/v1", func(r chi.Router) {
+		r.With(s.requireToken).Post("/blocks", s.handlePostBlock)
+		r.Get("/blocks/{hash}", s.handleGetBlock)
+		r.Get("/blocks/height/{height}", s.handleBlockAtHeight)
+		r.Get("/tip", s.handleTip)
+		r.Get("/chainstate", s.handleChainstate)
+		r.Get("/utxos/{txid}/{vout}", s.handleUTXO)
+	})
+
+	// Bitcoin Core's REST interface (src/rest.cpp): dispatched by prefix
+	// like Core does, so the URI parsing matches Core's.
+	r.Get("/rest/*", s.handleREST)
+	r.Post("/rest/getutxos*", s.handleREST)
+	return r
+}
+
+// recoverer turns a handler panic into a 500 problem response and a log
+// line, keeping the process alive.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			writeProblem(w, http.StatusInternalServerError, "internal", "internal error")
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireToken checks "Authorization: Bearer <token>" before the handler
+// reads anything; failures are 401 and change nothing.
+func (s *Server) requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		scheme, tok, ok := strings.Cut(auth, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), s.token) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="utxod"`)
+			detail := "missing bearer token: send Authorization: Bearer <token from the cookie file>"
+			if auth != "" {
+				detail = "invalid bearer token"
+			}
+			writeProblem(w, http.StatusUnauthorized, "unauthorized", detail)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Health is the /healthz answer.
+type Health struct {
+	Status string `json:"status" example:"ok"`
+	Height int32  `json:"height" example:"14131"`
+	Tip    string `json:"tip" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+}
+
+// handleHealth godoc
+//
+//	@Summary	Liveness and readiness
+//	@Tags		operations
+//	@Produce	json
+//	@Success	200	{object}	Health
+//	@Failure	503	{object}	Problem	"block processing stopped (shutting down)"
+//	@Router		/healthz [get]
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	if s.closed.Load() {
+		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
+		return
+	}
+	tip := s.chain.Tip()
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Height: tip.Height, Tip: tip.Hash.String()})
+}
+
+// orphanSet remembers the hashes of recently submitted orphan blocks (the
+// chainstate holds them outside its block index) so GET /v1/blocks/{hash}
+// can report them. It is bounded; the oldest entries are forgotten first.
+type orphanSet struct {
+	mu    sync.Mutex
+	max   int
+	prev  map[wire.Hash]wire.Hash
+	order []wire.Hash
+}
+
+const maxTrackedOrphans = 1024
+
+func (o *orphanSet) add(hash, prev wire.Hash) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.prev == nil {
+		o.prev = make(map[wire.Hash]wire.Hash)
+	}
+	if _, ok := o.prev[hash]; ok {
+		return
+	}
+	if len(o.order) >= o.max {
+		delete(o.prev, o.order[0])
+		o.order = o.order[1:]
+	}
+	o.prev[hash] = prev
+	o.order = append(o.order, hash)
+}
+
+func (o *orphanSet) get(hash wire.Hash) (wire.Hash, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p, ok := o.prev[hash]
+	return p, ok
+}

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"utxod/api"
+	"utxod/params"
+)
+
+// Server timeouts. ReadTimeout covers an 8 MB hex upload on a slow link;
+// WriteTimeout covers a block waiting behind others in the queue.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 2 * time.Minute
+	writeTimeout      = 5 * time.Minute
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+)
+
+// serveFlags are the flags of "utxod serve" on top of commonFlags.
+type serveFlags struct {
+	commonFlags
+	listen          string
+	cookieFile      string
+	allowRemote     bool
+	shutdownTimeout time.Duration
+}
+
+func envBool(name string, def bool) bool {
+	if v, ok := os.LookupEnv(name); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+const serveUsage = `Usage: utxod serve [flags]
+
+Serves the HTTP API (see /docs and /openapi.json): POST /v1/blocks submits a
+block (raw or hex body, "Authorization: Bearer <token>" required), GET
+/v1/chainstate, /v1/utxos/{txid}/{vout}, /v1/blocks/{hash}, /v1/tip,
+/v1/blocks/height/{h}, Bitcoin Core's REST endpoints under /rest/, /healthz
+and /metrics.
+
+At start a random token is written to DATADIR/.cookie (mode 0600; with no
+datadir, to --cookie-file or a fresh temporary directory, printed at start)
+and removed at shutdown. Writes need it; reads are open. A --listen address
+that is not loopback is refused unless --allow-remote is given (the token
+still guards writes; put TLS in front of it).
+
+SIGINT/SIGTERM: stop accepting, finish the requests and the block in flight,
+flush, close the store.
+
+Every flag falls back to an environment variable: UTXOD_<FLAG> with dashes
+as underscores (UTXOD_LISTEN, UTXOD_DATADIR, UTXOD_CACHE_MB...).
+
+Flags:
+`
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	f.commonFlags.register(fs)
+	fs.StringVar(&f.listen, "listen", envOr("UTXOD_LISTEN", "127.0.0.1:8335"), "HTTP listen address (host:port)")
+	fs.StringVar(&f.cookieFile, "cookie-file", envOr("UTXOD_COOKIE_FILE", ""), "where to write the bearer token (default DATADIR/.cookie, or a temporary directory without --datadir)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", envBool("UTXOD_ALLOW_REMOTE", false), "allow a non-loopback --listen address")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", envDuration("UTXOD_SHUTDOWN_TIMEOUT", 30*time.Second), "how long to wait for in-flight requests at shutdown")
+}
+
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, args, stdout, stderr, nil)
+}
+
+// serve runs the server until ctx is done. ready, if not nil, is called with
+// the bound address and the cookie path once the server accepts requests.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr, cookie string)) int {
+	fset := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	var f serveFlags
+	f.register(fset)
+	fset.Usage = func() {
+		fmt.Fprint(stderr, serveUsage)
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fset.NArg() != 0 {
+		fmt.Fprintf(stderr, "utxod serve: unexpected argument %q\n", fset.Arg(0))
+		return 2
+	}
+	log, err := f.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 2
+	}
+	if err := checkListen(f.listen, f.allowRemote); err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 2
+	}
+	p, err := params.ByName(f.network)
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 2
+	}
+
+	cs, closeStore, err := f.openChainstate(log)
+	if err != nil && f.datadir != "" && strings.Contains(err.Error(), "not available") {
+		log.Warn("persistent datadir not available in this build yet; keeping the chainstate in memory", "err", err)
+		mem := f.commonFlags
+		mem.datadir = ""
+		cs, closeStore, err = mem.openChainstate(log)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 1
+	}
+	closed := false
+	closeOnce := func() {
+		if closed {
+			return
+		}
+		closed = true
+		if err := closeStore(); err != nil {
+			log.Error("closing the store", "err", err)
+		}
+	}
+	defer closeOnce()
+
+	token, cookie, removeCookie, err := writeCookie(f.datadir, f.cookieFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod serve: cookie:", err)
+		return 1
+	}
+	defer removeCookie()
+
+	var sizeOnDisk func() int64
+	if f.datadir != "" {
+		dir := f.datadir
+		sizeOnDisk = func() int64 { return dirSize(dir) }
+	}
+	srv, err := api.New(api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk})
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 1
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	tip := cs.Tip()
+	log.Info("serving", "addr", ln.Addr().String(), "network", p.Name, "cookie", cookie, "height", tip.Height, "tip", tip.Hash)
+	fmt.Fprintf(stderr, "utxod serve: listening on http://%s (network %s); write token in %s\n", ln.Addr(), p.Name, cookie)
+	if ready != nil {
+		ready(ln.Addr().String(), cookie)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-errc:
+		log.Error("server stopped", "err", err)
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("shutdown: requests still running", "err", err)
+		_ = hs.Close()
+	}
+	srv.Close() // waits for the block in flight
+	if err := srv.Flush(); err != nil {
+		log.Error("flush", "err", err)
+		code = 1
+	}
+	closeOnce()
+	log.Info("stopped")
+	return code
+}
+
+// checkListen refuses non-loopback addresses unless allowRemote.
+func checkListen(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	if allowRemote || isLoopbackHost(host) {
+		return nil
+	}
+	return fmt.Errorf("--listen %q is not a loopback address; pass --allow-remote (UTXOD_ALLOW_REMOTE=1) to serve other hosts (reads are unauthenticated, writes need the cookie token; put TLS in front)", addr)
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// writeCookie creates a random 32-byte token, hex encoded, in the cookie
+// file (mode 0600) and returns it with the file's path and a function that
+// removes the file (and the temporary directory it made, if any).
+func writeCookie(datadir, cookieFile string) (token, path string, remove func(), err error) {
+	var buf [32]byte
+	if _, err := rand.Read(buf[:]); err != nil {
+		return "", "", nil, err
+	}
+	token = hex.EncodeToString(buf[:])
+	tmpDir := ""
+	switch {
+	case cookieFile != "":
+		path = cookieFile
+	case datadir != "":
+		if err := os.MkdirAll(datadir, 0o700); err != nil {
+			return "", "", nil, err
+		}
+		path = filepath.Join(datadir, ".cookie")
+	default:
+		tmpDir, err = os.MkdirTemp("", "utxod-")
+		if err != nil {
+			return "", "", nil, err
+		}
+		path = filepath.Join(tmpDir, ".cookie")
+	}
+	tmp := path + ".tmp"
+	_ = os.Remove(tmp)
+	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if _, err := fh.WriteString(token); err != nil {
+		fh.Close()
+		os.Remove(tmp)
+		return "", "", nil, err
+	}
+	if err := fh.Close(); err != nil {
+		os.Remove(tmp)
+		return "", "", nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return "", "", nil, err
+	}
+	return token, path, func() {
+		os.Remove(path)
+		if tmpDir != "" {
+			os.Remove(tmpDir)
+		}
+	}, nil
+}
+
+// dirSize is the total size of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
