@@ -87,6 +87,14 @@ func TestRejectTimeTooNew(t *testing.T) {
 	e := newEnv(t)
 	e.reject(finishRaw(e.template().SetTime(clockUnix+validate.MaxFutureBlockTime+1)), "time-too-new")
 	e.accept(finishRaw(e.template().SetTime(clockUnix + validate.MaxFutureBlockTime)))
+
+	// A block from the future is not cached as invalid (Core:
+	// BLOCK_TIME_FUTURE): once the clock catches up it is accepted.
+	e = newEnv(t)
+	raw := finishRaw(e.template().SetTime(clockUnix + validate.MaxFutureBlockTime + 1))
+	e.reject(raw, "time-too-new")
+	e.clock++
+	e.accept(raw)
 }
 
 func TestRejectBadVersion(t *testing.T) {
@@ -656,7 +664,13 @@ func TestRejectCoinbaseAmount(t *testing.T) {
 	e := newEnv(t)
 	tpl := withFee(e.template(), 1001)
 	tpl.AddTx(e.spendCB(2, 1000))
-	e.reject(finishRaw(tpl), "bad-cb-amount")
+	bad := tpl.Finish()
+	e.reject(bad.Raw, "bad-cb-amount")
+	// A consensus failure (not a mutation) is cached: the same block again
+	// is "duplicate-invalid" (Core's submitblock), a child "bad-prevblk"
+	// (AcceptBlockHeader).
+	e.reject(bad.Raw, "duplicate-invalid")
+	e.reject(finishRaw(e.base.chain.Template(bad, nil)), "bad-prevblk")
 	// Paying less than allowed is fine.
 	tpl = withFee(e.template(), 999)
 	tpl.AddTx(e.spendCB(2, 1000))

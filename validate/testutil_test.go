@@ -100,10 +100,11 @@ func buildBase() (*baseChain, error) {
 
 // env is one chainstate at the base tip.
 type env struct {
-	t    *testing.T
-	base *baseChain
-	cs   *chainstate.Chainstate
-	v    *validate.Validator
+	t     *testing.T
+	base  *baseChain
+	cs    *chainstate.Chainstate
+	v     *validate.Validator
+	clock int64 // the chainstate's clock (Unix seconds), clockUnix at start
 }
 
 func newEnv(t *testing.T) *env {
@@ -111,20 +112,22 @@ func newEnv(t *testing.T) *env {
 	b := getBase(t)
 	p := params.RegTest()
 	v := validate.New(p, script.NewBtcdEngine(), nil)
+	e := &env{t: t, base: b, v: v, clock: clockUnix}
 	cs, err := chainstate.New(chainstate.Config{
 		Params: p, Validator: v, Store: chainstate.NewMemStore(),
-		Now: func() time.Time { return time.Unix(clockUnix, 0) },
+		Now: func() time.Time { return time.Unix(e.clock, 0) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.cs = cs
 	for i, raw := range b.raws {
 		res, err := cs.ProcessBlock(raw)
 		if err != nil || res.Status != chainstate.StatusConnected {
 			t.Fatalf("base block %d: %s, %v", i+1, res.Status, err)
 		}
 	}
-	return &env{t: t, base: b, cs: cs, v: v}
+	return e
 }
 
 // newMainnetEnv is a mainnet chainstate at genesis (no base chain).
