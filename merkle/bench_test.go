@@ -81,6 +81,17 @@ func TestMeasureOrder(t *testing.T) {
 		{"parents_64", 64, func(h *Hasher) { _, _ = h.HashLevel(dst[:64], src[:128]) }},
 		{"leaves_16", 15, func(h *Hasher) { h.Root(src[:16]) }},
 	}
+	// The streaming floor: crypto/sha256 over 1 MiB, per byte x 192.
+	big := make([]byte, 1<<20)
+	floor := make([]float64, 0, 60)
+	for trial := 0; trial < 60; trial++ {
+		start := time.Now()
+		sha256.Sum256(big)
+		floor = append(floor, float64(time.Since(start).Nanoseconds())/float64(len(big)))
+	}
+	slices.Sort(floor)
+	t.Logf("streaming floor: min %.4f ns/byte (%.1f ns/pair), median %.4f ns/byte (%.1f ns/pair)",
+		floor[0], 192*floor[0], floor[len(floor)/2], 192*floor[len(floor)/2])
 	for _, c := range cases {
 		samples := make([][]float64, len(hs))
 		reps := 1 + 4096/c.pairs

@@ -1722,10 +1722,13 @@ GLOBL t3sched8<>(SB), RODATA|NOPTR, $1536
 
 // func sha256d64AVX2(out *byte, in *byte, n int)
 // Requires: AVX, AVX2
-TEXT ·sha256d64AVX2(SB), $2304-24
+TEXT ·sha256d64AVX2(SB), $2368-24
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ n+16(FP), CX
+	LEAQ (SP), R8
+	ADDQ $0x3f, R8
+	ANDQ $-64, R8
 
 sha256d64AVX2_loop:
 	// Transform 1: load, byte-swap and transpose the messages into W[0..15].
@@ -1769,14 +1772,14 @@ sha256d64AVX2_loop:
 	VPERM2I128  $0x31, Y6, Y2, Y13
 	VPERM2I128  $0x20, Y7, Y3, Y14
 	VPERM2I128  $0x31, Y7, Y3, Y15
-	VMOVDQU     Y8, (SP)
-	VMOVDQU     Y10, 32(SP)
-	VMOVDQU     Y12, 64(SP)
-	VMOVDQU     Y14, 96(SP)
-	VMOVDQU     Y9, 128(SP)
-	VMOVDQU     Y11, 160(SP)
-	VMOVDQU     Y13, 192(SP)
-	VMOVDQU     Y15, 224(SP)
+	VMOVDQU     Y8, (R8)
+	VMOVDQU     Y10, 32(R8)
+	VMOVDQU     Y12, 64(R8)
+	VMOVDQU     Y14, 96(R8)
+	VMOVDQU     Y9, 128(R8)
+	VMOVDQU     Y11, 160(R8)
+	VMOVDQU     Y13, 192(R8)
+	VMOVDQU     Y15, 224(R8)
 	VMOVDQU     32(SI), Y0
 	VPSHUFB     bswap32<>+0(SB), Y0, Y0
 	VMOVDQU     96(SI), Y1
@@ -1817,15 +1820,15 @@ sha256d64AVX2_loop:
 	VPERM2I128  $0x31, Y6, Y2, Y13
 	VPERM2I128  $0x20, Y7, Y3, Y14
 	VPERM2I128  $0x31, Y7, Y3, Y15
-	VMOVDQU     Y8, 256(SP)
-	VMOVDQU     Y10, 288(SP)
-	VMOVDQU     Y12, 320(SP)
-	VMOVDQU     Y14, 352(SP)
-	VMOVDQU     Y9, 384(SP)
-	VMOVDQU     Y11, 416(SP)
-	VMOVDQU     Y13, 448(SP)
-	VMOVDQU     Y15, 480(SP)
-	VMOVDQU     448(SP), Y0
+	VMOVDQU     Y8, 256(R8)
+	VMOVDQU     Y10, 288(R8)
+	VMOVDQU     Y12, 320(R8)
+	VMOVDQU     Y14, 352(R8)
+	VMOVDQU     Y9, 384(R8)
+	VMOVDQU     Y11, 416(R8)
+	VMOVDQU     Y13, 448(R8)
+	VMOVDQU     Y15, 480(R8)
+	VMOVDQU     448(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1835,7 +1838,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     32(SP), Y1
+	VMOVDQU     32(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1846,10 +1849,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      288(SP), Y2, Y2
-	VPADDD      (SP), Y2, Y2
-	VMOVDQU     Y2, 512(SP)
-	VMOVDQU     480(SP), Y6
+	VPADDD      288(R8), Y2, Y2
+	VPADDD      (R8), Y2, Y2
+	VMOVDQU     Y2, 512(R8)
+	VMOVDQU     480(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1859,7 +1862,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     64(SP), Y7
+	VMOVDQU     64(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1870,10 +1873,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      320(SP), Y8, Y8
-	VPADDD      32(SP), Y8, Y8
-	VMOVDQU     Y8, 544(SP)
-	VMOVDQU     512(SP), Y0
+	VPADDD      320(R8), Y8, Y8
+	VPADDD      32(R8), Y8, Y8
+	VMOVDQU     Y8, 544(R8)
+	VMOVDQU     512(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1883,7 +1886,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     96(SP), Y1
+	VMOVDQU     96(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1894,10 +1897,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      352(SP), Y2, Y2
-	VPADDD      64(SP), Y2, Y2
-	VMOVDQU     Y2, 576(SP)
-	VMOVDQU     544(SP), Y6
+	VPADDD      352(R8), Y2, Y2
+	VPADDD      64(R8), Y2, Y2
+	VMOVDQU     Y2, 576(R8)
+	VMOVDQU     544(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1907,7 +1910,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     128(SP), Y7
+	VMOVDQU     128(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1918,10 +1921,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      384(SP), Y8, Y8
-	VPADDD      96(SP), Y8, Y8
-	VMOVDQU     Y8, 608(SP)
-	VMOVDQU     576(SP), Y0
+	VPADDD      384(R8), Y8, Y8
+	VPADDD      96(R8), Y8, Y8
+	VMOVDQU     Y8, 608(R8)
+	VMOVDQU     576(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1931,7 +1934,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     160(SP), Y1
+	VMOVDQU     160(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1942,10 +1945,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      416(SP), Y2, Y2
-	VPADDD      128(SP), Y2, Y2
-	VMOVDQU     Y2, 640(SP)
-	VMOVDQU     608(SP), Y6
+	VPADDD      416(R8), Y2, Y2
+	VPADDD      128(R8), Y2, Y2
+	VMOVDQU     Y2, 640(R8)
+	VMOVDQU     608(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -1955,7 +1958,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     192(SP), Y7
+	VMOVDQU     192(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -1966,10 +1969,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      448(SP), Y8, Y8
-	VPADDD      160(SP), Y8, Y8
-	VMOVDQU     Y8, 672(SP)
-	VMOVDQU     640(SP), Y0
+	VPADDD      448(R8), Y8, Y8
+	VPADDD      160(R8), Y8, Y8
+	VMOVDQU     Y8, 672(R8)
+	VMOVDQU     640(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -1979,7 +1982,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     224(SP), Y1
+	VMOVDQU     224(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -1990,10 +1993,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      480(SP), Y2, Y2
-	VPADDD      192(SP), Y2, Y2
-	VMOVDQU     Y2, 704(SP)
-	VMOVDQU     672(SP), Y6
+	VPADDD      480(R8), Y2, Y2
+	VPADDD      192(R8), Y2, Y2
+	VMOVDQU     Y2, 704(R8)
+	VMOVDQU     672(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2003,7 +2006,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     256(SP), Y7
+	VMOVDQU     256(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2014,10 +2017,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      512(SP), Y8, Y8
-	VPADDD      224(SP), Y8, Y8
-	VMOVDQU     Y8, 736(SP)
-	VMOVDQU     704(SP), Y0
+	VPADDD      512(R8), Y8, Y8
+	VPADDD      224(R8), Y8, Y8
+	VMOVDQU     Y8, 736(R8)
+	VMOVDQU     704(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2027,7 +2030,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     288(SP), Y1
+	VMOVDQU     288(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2038,10 +2041,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      544(SP), Y2, Y2
-	VPADDD      256(SP), Y2, Y2
-	VMOVDQU     Y2, 768(SP)
-	VMOVDQU     736(SP), Y6
+	VPADDD      544(R8), Y2, Y2
+	VPADDD      256(R8), Y2, Y2
+	VMOVDQU     Y2, 768(R8)
+	VMOVDQU     736(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2051,7 +2054,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     320(SP), Y7
+	VMOVDQU     320(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2062,10 +2065,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      576(SP), Y8, Y8
-	VPADDD      288(SP), Y8, Y8
-	VMOVDQU     Y8, 800(SP)
-	VMOVDQU     768(SP), Y0
+	VPADDD      576(R8), Y8, Y8
+	VPADDD      288(R8), Y8, Y8
+	VMOVDQU     Y8, 800(R8)
+	VMOVDQU     768(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2075,7 +2078,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     352(SP), Y1
+	VMOVDQU     352(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2086,10 +2089,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      608(SP), Y2, Y2
-	VPADDD      320(SP), Y2, Y2
-	VMOVDQU     Y2, 832(SP)
-	VMOVDQU     800(SP), Y6
+	VPADDD      608(R8), Y2, Y2
+	VPADDD      320(R8), Y2, Y2
+	VMOVDQU     Y2, 832(R8)
+	VMOVDQU     800(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2099,7 +2102,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     384(SP), Y7
+	VMOVDQU     384(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2110,10 +2113,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      640(SP), Y8, Y8
-	VPADDD      352(SP), Y8, Y8
-	VMOVDQU     Y8, 864(SP)
-	VMOVDQU     832(SP), Y0
+	VPADDD      640(R8), Y8, Y8
+	VPADDD      352(R8), Y8, Y8
+	VMOVDQU     Y8, 864(R8)
+	VMOVDQU     832(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2123,7 +2126,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     416(SP), Y1
+	VMOVDQU     416(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2134,10 +2137,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      672(SP), Y2, Y2
-	VPADDD      384(SP), Y2, Y2
-	VMOVDQU     Y2, 896(SP)
-	VMOVDQU     864(SP), Y6
+	VPADDD      672(R8), Y2, Y2
+	VPADDD      384(R8), Y2, Y2
+	VMOVDQU     Y2, 896(R8)
+	VMOVDQU     864(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2147,7 +2150,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     448(SP), Y7
+	VMOVDQU     448(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2158,10 +2161,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      704(SP), Y8, Y8
-	VPADDD      416(SP), Y8, Y8
-	VMOVDQU     Y8, 928(SP)
-	VMOVDQU     896(SP), Y0
+	VPADDD      704(R8), Y8, Y8
+	VPADDD      416(R8), Y8, Y8
+	VMOVDQU     Y8, 928(R8)
+	VMOVDQU     896(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2171,7 +2174,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     480(SP), Y1
+	VMOVDQU     480(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2182,10 +2185,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      736(SP), Y2, Y2
-	VPADDD      448(SP), Y2, Y2
-	VMOVDQU     Y2, 960(SP)
-	VMOVDQU     928(SP), Y6
+	VPADDD      736(R8), Y2, Y2
+	VPADDD      448(R8), Y2, Y2
+	VMOVDQU     Y2, 960(R8)
+	VMOVDQU     928(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2195,7 +2198,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     512(SP), Y7
+	VMOVDQU     512(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2206,10 +2209,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      768(SP), Y8, Y8
-	VPADDD      480(SP), Y8, Y8
-	VMOVDQU     Y8, 992(SP)
-	VMOVDQU     960(SP), Y0
+	VPADDD      768(R8), Y8, Y8
+	VPADDD      480(R8), Y8, Y8
+	VMOVDQU     Y8, 992(R8)
+	VMOVDQU     960(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2219,7 +2222,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     544(SP), Y1
+	VMOVDQU     544(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2230,10 +2233,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      800(SP), Y2, Y2
-	VPADDD      512(SP), Y2, Y2
-	VMOVDQU     Y2, 1024(SP)
-	VMOVDQU     992(SP), Y6
+	VPADDD      800(R8), Y2, Y2
+	VPADDD      512(R8), Y2, Y2
+	VMOVDQU     Y2, 1024(R8)
+	VMOVDQU     992(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2243,7 +2246,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     576(SP), Y7
+	VMOVDQU     576(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2254,10 +2257,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      832(SP), Y8, Y8
-	VPADDD      544(SP), Y8, Y8
-	VMOVDQU     Y8, 1056(SP)
-	VMOVDQU     1024(SP), Y0
+	VPADDD      832(R8), Y8, Y8
+	VPADDD      544(R8), Y8, Y8
+	VMOVDQU     Y8, 1056(R8)
+	VMOVDQU     1024(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2267,7 +2270,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     608(SP), Y1
+	VMOVDQU     608(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2278,10 +2281,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      864(SP), Y2, Y2
-	VPADDD      576(SP), Y2, Y2
-	VMOVDQU     Y2, 1088(SP)
-	VMOVDQU     1056(SP), Y6
+	VPADDD      864(R8), Y2, Y2
+	VPADDD      576(R8), Y2, Y2
+	VMOVDQU     Y2, 1088(R8)
+	VMOVDQU     1056(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2291,7 +2294,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     640(SP), Y7
+	VMOVDQU     640(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2302,10 +2305,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      896(SP), Y8, Y8
-	VPADDD      608(SP), Y8, Y8
-	VMOVDQU     Y8, 1120(SP)
-	VMOVDQU     1088(SP), Y0
+	VPADDD      896(R8), Y8, Y8
+	VPADDD      608(R8), Y8, Y8
+	VMOVDQU     Y8, 1120(R8)
+	VMOVDQU     1088(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2315,7 +2318,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     672(SP), Y1
+	VMOVDQU     672(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2326,10 +2329,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      928(SP), Y2, Y2
-	VPADDD      640(SP), Y2, Y2
-	VMOVDQU     Y2, 1152(SP)
-	VMOVDQU     1120(SP), Y6
+	VPADDD      928(R8), Y2, Y2
+	VPADDD      640(R8), Y2, Y2
+	VMOVDQU     Y2, 1152(R8)
+	VMOVDQU     1120(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2339,7 +2342,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     704(SP), Y7
+	VMOVDQU     704(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2350,10 +2353,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      960(SP), Y8, Y8
-	VPADDD      672(SP), Y8, Y8
-	VMOVDQU     Y8, 1184(SP)
-	VMOVDQU     1152(SP), Y0
+	VPADDD      960(R8), Y8, Y8
+	VPADDD      672(R8), Y8, Y8
+	VMOVDQU     Y8, 1184(R8)
+	VMOVDQU     1152(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2363,7 +2366,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     736(SP), Y1
+	VMOVDQU     736(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2374,10 +2377,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      992(SP), Y2, Y2
-	VPADDD      704(SP), Y2, Y2
-	VMOVDQU     Y2, 1216(SP)
-	VMOVDQU     1184(SP), Y6
+	VPADDD      992(R8), Y2, Y2
+	VPADDD      704(R8), Y2, Y2
+	VMOVDQU     Y2, 1216(R8)
+	VMOVDQU     1184(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2387,7 +2390,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     768(SP), Y7
+	VMOVDQU     768(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2398,10 +2401,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1024(SP), Y8, Y8
-	VPADDD      736(SP), Y8, Y8
-	VMOVDQU     Y8, 1248(SP)
-	VMOVDQU     1216(SP), Y0
+	VPADDD      1024(R8), Y8, Y8
+	VPADDD      736(R8), Y8, Y8
+	VMOVDQU     Y8, 1248(R8)
+	VMOVDQU     1216(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2411,7 +2414,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     800(SP), Y1
+	VMOVDQU     800(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2422,10 +2425,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1056(SP), Y2, Y2
-	VPADDD      768(SP), Y2, Y2
-	VMOVDQU     Y2, 1280(SP)
-	VMOVDQU     1248(SP), Y6
+	VPADDD      1056(R8), Y2, Y2
+	VPADDD      768(R8), Y2, Y2
+	VMOVDQU     Y2, 1280(R8)
+	VMOVDQU     1248(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2435,7 +2438,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     832(SP), Y7
+	VMOVDQU     832(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2446,10 +2449,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1088(SP), Y8, Y8
-	VPADDD      800(SP), Y8, Y8
-	VMOVDQU     Y8, 1312(SP)
-	VMOVDQU     1280(SP), Y0
+	VPADDD      1088(R8), Y8, Y8
+	VPADDD      800(R8), Y8, Y8
+	VMOVDQU     Y8, 1312(R8)
+	VMOVDQU     1280(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2459,7 +2462,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     864(SP), Y1
+	VMOVDQU     864(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2470,10 +2473,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1120(SP), Y2, Y2
-	VPADDD      832(SP), Y2, Y2
-	VMOVDQU     Y2, 1344(SP)
-	VMOVDQU     1312(SP), Y6
+	VPADDD      1120(R8), Y2, Y2
+	VPADDD      832(R8), Y2, Y2
+	VMOVDQU     Y2, 1344(R8)
+	VMOVDQU     1312(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2483,7 +2486,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     896(SP), Y7
+	VMOVDQU     896(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2494,10 +2497,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1152(SP), Y8, Y8
-	VPADDD      864(SP), Y8, Y8
-	VMOVDQU     Y8, 1376(SP)
-	VMOVDQU     1344(SP), Y0
+	VPADDD      1152(R8), Y8, Y8
+	VPADDD      864(R8), Y8, Y8
+	VMOVDQU     Y8, 1376(R8)
+	VMOVDQU     1344(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2507,7 +2510,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     928(SP), Y1
+	VMOVDQU     928(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2518,10 +2521,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1184(SP), Y2, Y2
-	VPADDD      896(SP), Y2, Y2
-	VMOVDQU     Y2, 1408(SP)
-	VMOVDQU     1376(SP), Y6
+	VPADDD      1184(R8), Y2, Y2
+	VPADDD      896(R8), Y2, Y2
+	VMOVDQU     Y2, 1408(R8)
+	VMOVDQU     1376(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2531,7 +2534,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     960(SP), Y7
+	VMOVDQU     960(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2542,10 +2545,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1216(SP), Y8, Y8
-	VPADDD      928(SP), Y8, Y8
-	VMOVDQU     Y8, 1440(SP)
-	VMOVDQU     1408(SP), Y0
+	VPADDD      1216(R8), Y8, Y8
+	VPADDD      928(R8), Y8, Y8
+	VMOVDQU     Y8, 1440(R8)
+	VMOVDQU     1408(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2555,7 +2558,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     992(SP), Y1
+	VMOVDQU     992(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2566,10 +2569,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1248(SP), Y2, Y2
-	VPADDD      960(SP), Y2, Y2
-	VMOVDQU     Y2, 1472(SP)
-	VMOVDQU     1440(SP), Y6
+	VPADDD      1248(R8), Y2, Y2
+	VPADDD      960(R8), Y2, Y2
+	VMOVDQU     Y2, 1472(R8)
+	VMOVDQU     1440(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2579,7 +2582,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1024(SP), Y7
+	VMOVDQU     1024(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2590,10 +2593,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1280(SP), Y8, Y8
-	VPADDD      992(SP), Y8, Y8
-	VMOVDQU     Y8, 1504(SP)
-	VMOVDQU     1472(SP), Y0
+	VPADDD      1280(R8), Y8, Y8
+	VPADDD      992(R8), Y8, Y8
+	VMOVDQU     Y8, 1504(R8)
+	VMOVDQU     1472(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2603,7 +2606,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1056(SP), Y1
+	VMOVDQU     1056(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2614,10 +2617,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1312(SP), Y2, Y2
-	VPADDD      1024(SP), Y2, Y2
-	VMOVDQU     Y2, 1536(SP)
-	VMOVDQU     1504(SP), Y6
+	VPADDD      1312(R8), Y2, Y2
+	VPADDD      1024(R8), Y2, Y2
+	VMOVDQU     Y2, 1536(R8)
+	VMOVDQU     1504(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2627,7 +2630,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1088(SP), Y7
+	VMOVDQU     1088(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2638,10 +2641,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1344(SP), Y8, Y8
-	VPADDD      1056(SP), Y8, Y8
-	VMOVDQU     Y8, 1568(SP)
-	VMOVDQU     1536(SP), Y0
+	VPADDD      1344(R8), Y8, Y8
+	VPADDD      1056(R8), Y8, Y8
+	VMOVDQU     Y8, 1568(R8)
+	VMOVDQU     1536(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2651,7 +2654,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1120(SP), Y1
+	VMOVDQU     1120(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2662,10 +2665,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1376(SP), Y2, Y2
-	VPADDD      1088(SP), Y2, Y2
-	VMOVDQU     Y2, 1600(SP)
-	VMOVDQU     1568(SP), Y6
+	VPADDD      1376(R8), Y2, Y2
+	VPADDD      1088(R8), Y2, Y2
+	VMOVDQU     Y2, 1600(R8)
+	VMOVDQU     1568(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2675,7 +2678,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1152(SP), Y7
+	VMOVDQU     1152(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2686,10 +2689,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1408(SP), Y8, Y8
-	VPADDD      1120(SP), Y8, Y8
-	VMOVDQU     Y8, 1632(SP)
-	VMOVDQU     1600(SP), Y0
+	VPADDD      1408(R8), Y8, Y8
+	VPADDD      1120(R8), Y8, Y8
+	VMOVDQU     Y8, 1632(R8)
+	VMOVDQU     1600(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2699,7 +2702,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1184(SP), Y1
+	VMOVDQU     1184(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2710,10 +2713,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1440(SP), Y2, Y2
-	VPADDD      1152(SP), Y2, Y2
-	VMOVDQU     Y2, 1664(SP)
-	VMOVDQU     1632(SP), Y6
+	VPADDD      1440(R8), Y2, Y2
+	VPADDD      1152(R8), Y2, Y2
+	VMOVDQU     Y2, 1664(R8)
+	VMOVDQU     1632(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2723,7 +2726,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1216(SP), Y7
+	VMOVDQU     1216(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2734,10 +2737,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1472(SP), Y8, Y8
-	VPADDD      1184(SP), Y8, Y8
-	VMOVDQU     Y8, 1696(SP)
-	VMOVDQU     1664(SP), Y0
+	VPADDD      1472(R8), Y8, Y8
+	VPADDD      1184(R8), Y8, Y8
+	VMOVDQU     Y8, 1696(R8)
+	VMOVDQU     1664(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2747,7 +2750,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1248(SP), Y1
+	VMOVDQU     1248(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2758,10 +2761,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1504(SP), Y2, Y2
-	VPADDD      1216(SP), Y2, Y2
-	VMOVDQU     Y2, 1728(SP)
-	VMOVDQU     1696(SP), Y6
+	VPADDD      1504(R8), Y2, Y2
+	VPADDD      1216(R8), Y2, Y2
+	VMOVDQU     Y2, 1728(R8)
+	VMOVDQU     1696(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2771,7 +2774,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1280(SP), Y7
+	VMOVDQU     1280(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2782,10 +2785,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1536(SP), Y8, Y8
-	VPADDD      1248(SP), Y8, Y8
-	VMOVDQU     Y8, 1760(SP)
-	VMOVDQU     1728(SP), Y0
+	VPADDD      1536(R8), Y8, Y8
+	VPADDD      1248(R8), Y8, Y8
+	VMOVDQU     Y8, 1760(R8)
+	VMOVDQU     1728(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2795,7 +2798,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1312(SP), Y1
+	VMOVDQU     1312(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2806,10 +2809,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1568(SP), Y2, Y2
-	VPADDD      1280(SP), Y2, Y2
-	VMOVDQU     Y2, 1792(SP)
-	VMOVDQU     1760(SP), Y6
+	VPADDD      1568(R8), Y2, Y2
+	VPADDD      1280(R8), Y2, Y2
+	VMOVDQU     Y2, 1792(R8)
+	VMOVDQU     1760(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2819,7 +2822,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1344(SP), Y7
+	VMOVDQU     1344(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2830,10 +2833,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1600(SP), Y8, Y8
-	VPADDD      1312(SP), Y8, Y8
-	VMOVDQU     Y8, 1824(SP)
-	VMOVDQU     1792(SP), Y0
+	VPADDD      1600(R8), Y8, Y8
+	VPADDD      1312(R8), Y8, Y8
+	VMOVDQU     Y8, 1824(R8)
+	VMOVDQU     1792(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2843,7 +2846,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1376(SP), Y1
+	VMOVDQU     1376(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2854,10 +2857,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1632(SP), Y2, Y2
-	VPADDD      1344(SP), Y2, Y2
-	VMOVDQU     Y2, 1856(SP)
-	VMOVDQU     1824(SP), Y6
+	VPADDD      1632(R8), Y2, Y2
+	VPADDD      1344(R8), Y2, Y2
+	VMOVDQU     Y2, 1856(R8)
+	VMOVDQU     1824(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2867,7 +2870,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1408(SP), Y7
+	VMOVDQU     1408(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2878,10 +2881,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1664(SP), Y8, Y8
-	VPADDD      1376(SP), Y8, Y8
-	VMOVDQU     Y8, 1888(SP)
-	VMOVDQU     1856(SP), Y0
+	VPADDD      1664(R8), Y8, Y8
+	VPADDD      1376(R8), Y8, Y8
+	VMOVDQU     Y8, 1888(R8)
+	VMOVDQU     1856(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2891,7 +2894,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1440(SP), Y1
+	VMOVDQU     1440(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2902,10 +2905,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1696(SP), Y2, Y2
-	VPADDD      1408(SP), Y2, Y2
-	VMOVDQU     Y2, 1920(SP)
-	VMOVDQU     1888(SP), Y6
+	VPADDD      1696(R8), Y2, Y2
+	VPADDD      1408(R8), Y2, Y2
+	VMOVDQU     Y2, 1920(R8)
+	VMOVDQU     1888(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2915,7 +2918,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1472(SP), Y7
+	VMOVDQU     1472(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2926,10 +2929,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1728(SP), Y8, Y8
-	VPADDD      1440(SP), Y8, Y8
-	VMOVDQU     Y8, 1952(SP)
-	VMOVDQU     1920(SP), Y0
+	VPADDD      1728(R8), Y8, Y8
+	VPADDD      1440(R8), Y8, Y8
+	VMOVDQU     Y8, 1952(R8)
+	VMOVDQU     1920(R8), Y0
 	VPSRLD      $0x0a, Y0, Y2
 	VPSRLD      $0x11, Y0, Y4
 	VPSLLD      $0x0f, Y0, Y5
@@ -2939,7 +2942,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y0, Y5
 	VPXOR       Y4, Y2, Y2
 	VPXOR       Y5, Y2, Y2
-	VMOVDQU     1504(SP), Y1
+	VMOVDQU     1504(R8), Y1
 	VPSRLD      $0x03, Y1, Y3
 	VPSRLD      $0x07, Y1, Y4
 	VPSLLD      $0x19, Y1, Y5
@@ -2950,10 +2953,10 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y3, Y3
 	VPXOR       Y5, Y3, Y3
 	VPADDD      Y3, Y2, Y2
-	VPADDD      1760(SP), Y2, Y2
-	VPADDD      1472(SP), Y2, Y2
-	VMOVDQU     Y2, 1984(SP)
-	VMOVDQU     1952(SP), Y6
+	VPADDD      1760(R8), Y2, Y2
+	VPADDD      1472(R8), Y2, Y2
+	VMOVDQU     Y2, 1984(R8)
+	VMOVDQU     1952(R8), Y6
 	VPSRLD      $0x0a, Y6, Y8
 	VPSRLD      $0x11, Y6, Y10
 	VPSLLD      $0x0f, Y6, Y11
@@ -2963,7 +2966,7 @@ sha256d64AVX2_loop:
 	VPSLLD      $0x0d, Y6, Y11
 	VPXOR       Y10, Y8, Y8
 	VPXOR       Y11, Y8, Y8
-	VMOVDQU     1536(SP), Y7
+	VMOVDQU     1536(R8), Y7
 	VPSRLD      $0x03, Y7, Y9
 	VPSRLD      $0x07, Y7, Y10
 	VPSLLD      $0x19, Y7, Y11
@@ -2974,9 +2977,9 @@ sha256d64AVX2_loop:
 	VPXOR       Y10, Y9, Y9
 	VPXOR       Y11, Y9, Y9
 	VPADDD      Y9, Y8, Y8
-	VPADDD      1792(SP), Y8, Y8
-	VPADDD      1504(SP), Y8, Y8
-	VMOVDQU     Y8, 2016(SP)
+	VPADDD      1792(R8), Y8, Y8
+	VPADDD      1504(R8), Y8, Y8
+	VMOVDQU     Y8, 2016(R8)
 	VMOVDQU     iv8<>+0(SB), Y0
 	VMOVDQU     iv8<>+32(SB), Y1
 	VMOVDQU     iv8<>+64(SB), Y2
@@ -2987,7 +2990,7 @@ sha256d64AVX2_loop:
 	VMOVDQU     iv8<>+224(SB), Y7
 	VPXOR       Y2, Y1, Y12
 	VPADDD      k8<>+0(SB), Y7, Y7
-	VPADDD      (SP), Y7, Y7
+	VPADDD      (R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -3022,7 +3025,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+32(SB), Y6, Y6
-	VPADDD      32(SP), Y6, Y6
+	VPADDD      32(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -3057,7 +3060,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+64(SB), Y5, Y5
-	VPADDD      64(SP), Y5, Y5
+	VPADDD      64(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -3092,7 +3095,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+96(SB), Y4, Y4
-	VPADDD      96(SP), Y4, Y4
+	VPADDD      96(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -3127,7 +3130,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+128(SB), Y3, Y3
-	VPADDD      128(SP), Y3, Y3
+	VPADDD      128(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -3162,7 +3165,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+160(SB), Y2, Y2
-	VPADDD      160(SP), Y2, Y2
+	VPADDD      160(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -3197,7 +3200,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+192(SB), Y1, Y1
-	VPADDD      192(SP), Y1, Y1
+	VPADDD      192(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -3232,7 +3235,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+224(SB), Y0, Y0
-	VPADDD      224(SP), Y0, Y0
+	VPADDD      224(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -3267,7 +3270,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y2, Y13, Y13
 	VPADDD      Y13, Y0, Y0
 	VPADDD      k8<>+256(SB), Y7, Y7
-	VPADDD      256(SP), Y7, Y7
+	VPADDD      256(R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -3302,7 +3305,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+288(SB), Y6, Y6
-	VPADDD      288(SP), Y6, Y6
+	VPADDD      288(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -3337,7 +3340,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+320(SB), Y5, Y5
-	VPADDD      320(SP), Y5, Y5
+	VPADDD      320(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -3372,7 +3375,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+352(SB), Y4, Y4
-	VPADDD      352(SP), Y4, Y4
+	VPADDD      352(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -3407,7 +3410,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+384(SB), Y3, Y3
-	VPADDD      384(SP), Y3, Y3
+	VPADDD      384(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -3442,7 +3445,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+416(SB), Y2, Y2
-	VPADDD      416(SP), Y2, Y2
+	VPADDD      416(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -3477,7 +3480,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+448(SB), Y1, Y1
-	VPADDD      448(SP), Y1, Y1
+	VPADDD      448(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -3512,7 +3515,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+480(SB), Y0, Y0
-	VPADDD      480(SP), Y0, Y0
+	VPADDD      480(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -3547,7 +3550,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y2, Y13, Y13
 	VPADDD      Y13, Y0, Y0
 	VPADDD      k8<>+512(SB), Y7, Y7
-	VPADDD      512(SP), Y7, Y7
+	VPADDD      512(R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -3582,7 +3585,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+544(SB), Y6, Y6
-	VPADDD      544(SP), Y6, Y6
+	VPADDD      544(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -3617,7 +3620,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+576(SB), Y5, Y5
-	VPADDD      576(SP), Y5, Y5
+	VPADDD      576(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -3652,7 +3655,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+608(SB), Y4, Y4
-	VPADDD      608(SP), Y4, Y4
+	VPADDD      608(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -3687,7 +3690,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+640(SB), Y3, Y3
-	VPADDD      640(SP), Y3, Y3
+	VPADDD      640(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -3722,7 +3725,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+672(SB), Y2, Y2
-	VPADDD      672(SP), Y2, Y2
+	VPADDD      672(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -3757,7 +3760,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+704(SB), Y1, Y1
-	VPADDD      704(SP), Y1, Y1
+	VPADDD      704(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -3792,7 +3795,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+736(SB), Y0, Y0
-	VPADDD      736(SP), Y0, Y0
+	VPADDD      736(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -3827,7 +3830,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y2, Y13, Y13
 	VPADDD      Y13, Y0, Y0
 	VPADDD      k8<>+768(SB), Y7, Y7
-	VPADDD      768(SP), Y7, Y7
+	VPADDD      768(R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -3862,7 +3865,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+800(SB), Y6, Y6
-	VPADDD      800(SP), Y6, Y6
+	VPADDD      800(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -3897,7 +3900,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+832(SB), Y5, Y5
-	VPADDD      832(SP), Y5, Y5
+	VPADDD      832(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -3932,7 +3935,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+864(SB), Y4, Y4
-	VPADDD      864(SP), Y4, Y4
+	VPADDD      864(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -3967,7 +3970,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+896(SB), Y3, Y3
-	VPADDD      896(SP), Y3, Y3
+	VPADDD      896(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -4002,7 +4005,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+928(SB), Y2, Y2
-	VPADDD      928(SP), Y2, Y2
+	VPADDD      928(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -4037,7 +4040,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+960(SB), Y1, Y1
-	VPADDD      960(SP), Y1, Y1
+	VPADDD      960(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -4072,7 +4075,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+992(SB), Y0, Y0
-	VPADDD      992(SP), Y0, Y0
+	VPADDD      992(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -4107,7 +4110,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y2, Y13, Y13
 	VPADDD      Y13, Y0, Y0
 	VPADDD      k8<>+1024(SB), Y7, Y7
-	VPADDD      1024(SP), Y7, Y7
+	VPADDD      1024(R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -4142,7 +4145,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+1056(SB), Y6, Y6
-	VPADDD      1056(SP), Y6, Y6
+	VPADDD      1056(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -4177,7 +4180,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+1088(SB), Y5, Y5
-	VPADDD      1088(SP), Y5, Y5
+	VPADDD      1088(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -4212,7 +4215,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+1120(SB), Y4, Y4
-	VPADDD      1120(SP), Y4, Y4
+	VPADDD      1120(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -4247,7 +4250,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+1152(SB), Y3, Y3
-	VPADDD      1152(SP), Y3, Y3
+	VPADDD      1152(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -4282,7 +4285,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+1184(SB), Y2, Y2
-	VPADDD      1184(SP), Y2, Y2
+	VPADDD      1184(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -4317,7 +4320,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+1216(SB), Y1, Y1
-	VPADDD      1216(SP), Y1, Y1
+	VPADDD      1216(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -4352,7 +4355,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+1248(SB), Y0, Y0
-	VPADDD      1248(SP), Y0, Y0
+	VPADDD      1248(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -4387,7 +4390,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y2, Y13, Y13
 	VPADDD      Y13, Y0, Y0
 	VPADDD      k8<>+1280(SB), Y7, Y7
-	VPADDD      1280(SP), Y7, Y7
+	VPADDD      1280(R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -4422,7 +4425,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+1312(SB), Y6, Y6
-	VPADDD      1312(SP), Y6, Y6
+	VPADDD      1312(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -4457,7 +4460,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+1344(SB), Y5, Y5
-	VPADDD      1344(SP), Y5, Y5
+	VPADDD      1344(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -4492,7 +4495,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+1376(SB), Y4, Y4
-	VPADDD      1376(SP), Y4, Y4
+	VPADDD      1376(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -4527,7 +4530,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+1408(SB), Y3, Y3
-	VPADDD      1408(SP), Y3, Y3
+	VPADDD      1408(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -4562,7 +4565,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+1440(SB), Y2, Y2
-	VPADDD      1440(SP), Y2, Y2
+	VPADDD      1440(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -4597,7 +4600,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+1472(SB), Y1, Y1
-	VPADDD      1472(SP), Y1, Y1
+	VPADDD      1472(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -4632,7 +4635,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+1504(SB), Y0, Y0
-	VPADDD      1504(SP), Y0, Y0
+	VPADDD      1504(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -4667,7 +4670,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y2, Y13, Y13
 	VPADDD      Y13, Y0, Y0
 	VPADDD      k8<>+1536(SB), Y7, Y7
-	VPADDD      1536(SP), Y7, Y7
+	VPADDD      1536(R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -4702,7 +4705,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+1568(SB), Y6, Y6
-	VPADDD      1568(SP), Y6, Y6
+	VPADDD      1568(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -4737,7 +4740,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+1600(SB), Y5, Y5
-	VPADDD      1600(SP), Y5, Y5
+	VPADDD      1600(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -4772,7 +4775,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+1632(SB), Y4, Y4
-	VPADDD      1632(SP), Y4, Y4
+	VPADDD      1632(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -4807,7 +4810,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+1664(SB), Y3, Y3
-	VPADDD      1664(SP), Y3, Y3
+	VPADDD      1664(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -4842,7 +4845,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+1696(SB), Y2, Y2
-	VPADDD      1696(SP), Y2, Y2
+	VPADDD      1696(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -4877,7 +4880,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+1728(SB), Y1, Y1
-	VPADDD      1728(SP), Y1, Y1
+	VPADDD      1728(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -4912,7 +4915,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+1760(SB), Y0, Y0
-	VPADDD      1760(SP), Y0, Y0
+	VPADDD      1760(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -4947,7 +4950,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y2, Y13, Y13
 	VPADDD      Y13, Y0, Y0
 	VPADDD      k8<>+1792(SB), Y7, Y7
-	VPADDD      1792(SP), Y7, Y7
+	VPADDD      1792(R8), Y7, Y7
 	VPXOR       Y6, Y5, Y11
 	VPAND       Y4, Y11, Y11
 	VPXOR       Y6, Y11, Y11
@@ -4982,7 +4985,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y1, Y12, Y12
 	VPADDD      Y12, Y7, Y7
 	VPADDD      k8<>+1824(SB), Y6, Y6
-	VPADDD      1824(SP), Y6, Y6
+	VPADDD      1824(R8), Y6, Y6
 	VPXOR       Y5, Y4, Y11
 	VPAND       Y3, Y11, Y11
 	VPXOR       Y5, Y11, Y11
@@ -5017,7 +5020,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y0, Y13, Y13
 	VPADDD      Y13, Y6, Y6
 	VPADDD      k8<>+1856(SB), Y5, Y5
-	VPADDD      1856(SP), Y5, Y5
+	VPADDD      1856(R8), Y5, Y5
 	VPXOR       Y4, Y3, Y11
 	VPAND       Y2, Y11, Y11
 	VPXOR       Y4, Y11, Y11
@@ -5052,7 +5055,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y7, Y12, Y12
 	VPADDD      Y12, Y5, Y5
 	VPADDD      k8<>+1888(SB), Y4, Y4
-	VPADDD      1888(SP), Y4, Y4
+	VPADDD      1888(R8), Y4, Y4
 	VPXOR       Y3, Y2, Y11
 	VPAND       Y1, Y11, Y11
 	VPXOR       Y3, Y11, Y11
@@ -5087,7 +5090,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y6, Y13, Y13
 	VPADDD      Y13, Y4, Y4
 	VPADDD      k8<>+1920(SB), Y3, Y3
-	VPADDD      1920(SP), Y3, Y3
+	VPADDD      1920(R8), Y3, Y3
 	VPXOR       Y2, Y1, Y11
 	VPAND       Y0, Y11, Y11
 	VPXOR       Y2, Y11, Y11
@@ -5122,7 +5125,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y5, Y12, Y12
 	VPADDD      Y12, Y3, Y3
 	VPADDD      k8<>+1952(SB), Y2, Y2
-	VPADDD      1952(SP), Y2, Y2
+	VPADDD      1952(R8), Y2, Y2
 	VPXOR       Y1, Y0, Y11
 	VPAND       Y7, Y11, Y11
 	VPXOR       Y1, Y11, Y11
@@ -5157,7 +5160,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y4, Y13, Y13
 	VPADDD      Y13, Y2, Y2
 	VPADDD      k8<>+1984(SB), Y1, Y1
-	VPADDD      1984(SP), Y1, Y1
+	VPADDD      1984(R8), Y1, Y1
 	VPXOR       Y0, Y7, Y11
 	VPAND       Y6, Y11, Y11
 	VPXOR       Y0, Y11, Y11
@@ -5192,7 +5195,7 @@ sha256d64AVX2_loop:
 	VPXOR       Y3, Y12, Y12
 	VPADDD      Y12, Y1, Y1
 	VPADDD      k8<>+2016(SB), Y0, Y0
-	VPADDD      2016(SP), Y0, Y0
+	VPADDD      2016(R8), Y0, Y0
 	VPXOR       Y7, Y6, Y11
 	VPAND       Y5, Y11, Y11
 	VPXOR       Y7, Y11, Y11
@@ -5228,28 +5231,28 @@ sha256d64AVX2_loop:
 	VPADDD      Y13, Y0, Y0
 	VMOVDQU     iv8<>+0(SB), Y8
 	VPADDD      Y8, Y0, Y0
-	VMOVDQU     Y0, 2048(SP)
+	VMOVDQU     Y0, 2048(R8)
 	VMOVDQU     iv8<>+32(SB), Y8
 	VPADDD      Y8, Y1, Y1
-	VMOVDQU     Y1, 2080(SP)
+	VMOVDQU     Y1, 2080(R8)
 	VMOVDQU     iv8<>+64(SB), Y8
 	VPADDD      Y8, Y2, Y2
-	VMOVDQU     Y2, 2112(SP)
+	VMOVDQU     Y2, 2112(R8)
 	VMOVDQU     iv8<>+96(SB), Y8
 	VPADDD      Y8, Y3, Y3
-	VMOVDQU     Y3, 2144(SP)
+	VMOVDQU     Y3, 2144(R8)
 	VMOVDQU     iv8<>+128(SB), Y8
 	VPADDD      Y8, Y4, Y4
-	VMOVDQU     Y4, 2176(SP)
+	VMOVDQU     Y4, 2176(R8)
 	VMOVDQU     iv8<>+160(SB), Y8
 	VPADDD      Y8, Y5, Y5
-	VMOVDQU     Y5, 2208(SP)
+	VMOVDQU     Y5, 2208(R8)
 	VMOVDQU     iv8<>+192(SB), Y8
 	VPADDD      Y8, Y6, Y6
-	VMOVDQU     Y6, 2240(SP)
+	VMOVDQU     Y6, 2240(R8)
 	VMOVDQU     iv8<>+224(SB), Y8
 	VPADDD      Y8, Y7, Y7
-	VMOVDQU     Y7, 2272(SP)
+	VMOVDQU     Y7, 2272(R8)
 
 	// Transform 2: the constant padding block (precomputed K+W).
 	VPXOR   Y2, Y1, Y12
@@ -7429,25 +7432,25 @@ sha256d64AVX2_loop:
 	VPAND   Y12, Y13, Y13
 	VPXOR   Y2, Y13, Y13
 	VPADDD  Y13, Y0, Y0
-	VPADDD  2048(SP), Y0, Y0
-	VMOVDQU Y0, (SP)
-	VPADDD  2080(SP), Y1, Y1
-	VMOVDQU Y1, 32(SP)
-	VPADDD  2112(SP), Y2, Y2
-	VMOVDQU Y2, 64(SP)
-	VPADDD  2144(SP), Y3, Y3
-	VMOVDQU Y3, 96(SP)
-	VPADDD  2176(SP), Y4, Y4
-	VMOVDQU Y4, 128(SP)
-	VPADDD  2208(SP), Y5, Y5
-	VMOVDQU Y5, 160(SP)
-	VPADDD  2240(SP), Y6, Y6
-	VMOVDQU Y6, 192(SP)
-	VPADDD  2272(SP), Y7, Y7
-	VMOVDQU Y7, 224(SP)
+	VPADDD  2048(R8), Y0, Y0
+	VMOVDQU Y0, (R8)
+	VPADDD  2080(R8), Y1, Y1
+	VMOVDQU Y1, 32(R8)
+	VPADDD  2112(R8), Y2, Y2
+	VMOVDQU Y2, 64(R8)
+	VPADDD  2144(R8), Y3, Y3
+	VMOVDQU Y3, 96(R8)
+	VPADDD  2176(R8), Y4, Y4
+	VMOVDQU Y4, 128(R8)
+	VPADDD  2208(R8), Y5, Y5
+	VMOVDQU Y5, 160(R8)
+	VPADDD  2240(R8), Y6, Y6
+	VMOVDQU Y6, 192(R8)
+	VPADDD  2272(R8), Y7, Y7
+	VMOVDQU Y7, 224(R8)
 
 	// Transform 3: hash the 32-byte digest.
-	VMOVDQU 32(SP), Y1
+	VMOVDQU 32(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7457,9 +7460,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y1, Y5
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
-	VPADDD  (SP), Y3, Y3
-	VMOVDQU Y3, 512(SP)
-	VMOVDQU 64(SP), Y7
+	VPADDD  (R8), Y3, Y3
+	VMOVDQU Y3, 512(R8)
+	VMOVDQU 64(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7469,10 +7472,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0e, Y7, Y11
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
-	VPADDD  32(SP), Y9, Y9
+	VPADDD  32(R8), Y9, Y9
 	VPADDD  t3sched8<>+32(SB), Y9, Y9
-	VMOVDQU Y9, 544(SP)
-	VMOVDQU 512(SP), Y0
+	VMOVDQU Y9, 544(R8)
+	VMOVDQU 512(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7482,7 +7485,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 96(SP), Y1
+	VMOVDQU 96(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7493,9 +7496,9 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  64(SP), Y2, Y2
-	VMOVDQU Y2, 576(SP)
-	VMOVDQU 544(SP), Y6
+	VPADDD  64(R8), Y2, Y2
+	VMOVDQU Y2, 576(R8)
+	VMOVDQU 544(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7505,7 +7508,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 128(SP), Y7
+	VMOVDQU 128(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7516,9 +7519,9 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  96(SP), Y8, Y8
-	VMOVDQU Y8, 608(SP)
-	VMOVDQU 576(SP), Y0
+	VPADDD  96(R8), Y8, Y8
+	VMOVDQU Y8, 608(R8)
+	VMOVDQU 576(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7528,7 +7531,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 160(SP), Y1
+	VMOVDQU 160(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7539,9 +7542,9 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  128(SP), Y2, Y2
-	VMOVDQU Y2, 640(SP)
-	VMOVDQU 608(SP), Y6
+	VPADDD  128(R8), Y2, Y2
+	VMOVDQU Y2, 640(R8)
+	VMOVDQU 608(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7551,7 +7554,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 192(SP), Y7
+	VMOVDQU 192(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7562,9 +7565,9 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  160(SP), Y8, Y8
-	VMOVDQU Y8, 672(SP)
-	VMOVDQU 640(SP), Y0
+	VPADDD  160(R8), Y8, Y8
+	VMOVDQU Y8, 672(R8)
+	VMOVDQU 640(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7574,7 +7577,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 224(SP), Y1
+	VMOVDQU 224(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7585,10 +7588,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  192(SP), Y2, Y2
+	VPADDD  192(R8), Y2, Y2
 	VPADDD  t3sched8<>+192(SB), Y2, Y2
-	VMOVDQU Y2, 704(SP)
-	VMOVDQU 672(SP), Y6
+	VMOVDQU Y2, 704(R8)
+	VMOVDQU 672(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7598,11 +7601,11 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPADDD  512(SP), Y8, Y8
-	VPADDD  224(SP), Y8, Y8
+	VPADDD  512(R8), Y8, Y8
+	VPADDD  224(R8), Y8, Y8
 	VPADDD  t3sched8<>+224(SB), Y8, Y8
-	VMOVDQU Y8, 736(SP)
-	VMOVDQU 704(SP), Y0
+	VMOVDQU Y8, 736(R8)
+	VMOVDQU 704(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7612,10 +7615,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPADDD  544(SP), Y2, Y2
+	VPADDD  544(R8), Y2, Y2
 	VPADDD  t3sched8<>+256(SB), Y2, Y2
-	VMOVDQU Y2, 768(SP)
-	VMOVDQU 736(SP), Y6
+	VMOVDQU Y2, 768(R8)
+	VMOVDQU 736(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7625,9 +7628,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPADDD  576(SP), Y8, Y8
-	VMOVDQU Y8, 800(SP)
-	VMOVDQU 768(SP), Y0
+	VPADDD  576(R8), Y8, Y8
+	VMOVDQU Y8, 800(R8)
+	VMOVDQU 768(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7637,9 +7640,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPADDD  608(SP), Y2, Y2
-	VMOVDQU Y2, 832(SP)
-	VMOVDQU 800(SP), Y6
+	VPADDD  608(R8), Y2, Y2
+	VMOVDQU Y2, 832(R8)
+	VMOVDQU 800(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7649,9 +7652,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPADDD  640(SP), Y8, Y8
-	VMOVDQU Y8, 864(SP)
-	VMOVDQU 832(SP), Y0
+	VPADDD  640(R8), Y8, Y8
+	VMOVDQU Y8, 864(R8)
+	VMOVDQU 832(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7661,9 +7664,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPADDD  672(SP), Y2, Y2
-	VMOVDQU Y2, 896(SP)
-	VMOVDQU 864(SP), Y6
+	VPADDD  672(R8), Y2, Y2
+	VMOVDQU Y2, 896(R8)
+	VMOVDQU 864(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7673,9 +7676,9 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VPADDD  704(SP), Y8, Y8
-	VMOVDQU Y8, 928(SP)
-	VMOVDQU 896(SP), Y0
+	VPADDD  704(R8), Y8, Y8
+	VMOVDQU Y8, 928(R8)
+	VMOVDQU 896(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7685,10 +7688,10 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VPADDD  736(SP), Y2, Y2
+	VPADDD  736(R8), Y2, Y2
 	VPADDD  t3sched8<>+448(SB), Y2, Y2
-	VMOVDQU Y2, 960(SP)
-	VMOVDQU 928(SP), Y6
+	VMOVDQU Y2, 960(R8)
+	VMOVDQU 928(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7698,7 +7701,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 512(SP), Y7
+	VMOVDQU 512(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7709,10 +7712,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  768(SP), Y8, Y8
+	VPADDD  768(R8), Y8, Y8
 	VPADDD  t3sched8<>+480(SB), Y8, Y8
-	VMOVDQU Y8, 992(SP)
-	VMOVDQU 960(SP), Y0
+	VMOVDQU Y8, 992(R8)
+	VMOVDQU 960(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7722,7 +7725,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 544(SP), Y1
+	VMOVDQU 544(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7733,10 +7736,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  800(SP), Y2, Y2
-	VPADDD  512(SP), Y2, Y2
-	VMOVDQU Y2, 1024(SP)
-	VMOVDQU 992(SP), Y6
+	VPADDD  800(R8), Y2, Y2
+	VPADDD  512(R8), Y2, Y2
+	VMOVDQU Y2, 1024(R8)
+	VMOVDQU 992(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7746,7 +7749,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 576(SP), Y7
+	VMOVDQU 576(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7757,10 +7760,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  832(SP), Y8, Y8
-	VPADDD  544(SP), Y8, Y8
-	VMOVDQU Y8, 1056(SP)
-	VMOVDQU 1024(SP), Y0
+	VPADDD  832(R8), Y8, Y8
+	VPADDD  544(R8), Y8, Y8
+	VMOVDQU Y8, 1056(R8)
+	VMOVDQU 1024(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7770,7 +7773,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 608(SP), Y1
+	VMOVDQU 608(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7781,10 +7784,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  864(SP), Y2, Y2
-	VPADDD  576(SP), Y2, Y2
-	VMOVDQU Y2, 1088(SP)
-	VMOVDQU 1056(SP), Y6
+	VPADDD  864(R8), Y2, Y2
+	VPADDD  576(R8), Y2, Y2
+	VMOVDQU Y2, 1088(R8)
+	VMOVDQU 1056(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7794,7 +7797,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 640(SP), Y7
+	VMOVDQU 640(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7805,10 +7808,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  896(SP), Y8, Y8
-	VPADDD  608(SP), Y8, Y8
-	VMOVDQU Y8, 1120(SP)
-	VMOVDQU 1088(SP), Y0
+	VPADDD  896(R8), Y8, Y8
+	VPADDD  608(R8), Y8, Y8
+	VMOVDQU Y8, 1120(R8)
+	VMOVDQU 1088(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7818,7 +7821,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 672(SP), Y1
+	VMOVDQU 672(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7829,10 +7832,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  928(SP), Y2, Y2
-	VPADDD  640(SP), Y2, Y2
-	VMOVDQU Y2, 1152(SP)
-	VMOVDQU 1120(SP), Y6
+	VPADDD  928(R8), Y2, Y2
+	VPADDD  640(R8), Y2, Y2
+	VMOVDQU Y2, 1152(R8)
+	VMOVDQU 1120(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7842,7 +7845,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 704(SP), Y7
+	VMOVDQU 704(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7853,10 +7856,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  960(SP), Y8, Y8
-	VPADDD  672(SP), Y8, Y8
-	VMOVDQU Y8, 1184(SP)
-	VMOVDQU 1152(SP), Y0
+	VPADDD  960(R8), Y8, Y8
+	VPADDD  672(R8), Y8, Y8
+	VMOVDQU Y8, 1184(R8)
+	VMOVDQU 1152(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7866,7 +7869,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 736(SP), Y1
+	VMOVDQU 736(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7877,10 +7880,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  992(SP), Y2, Y2
-	VPADDD  704(SP), Y2, Y2
-	VMOVDQU Y2, 1216(SP)
-	VMOVDQU 1184(SP), Y6
+	VPADDD  992(R8), Y2, Y2
+	VPADDD  704(R8), Y2, Y2
+	VMOVDQU Y2, 1216(R8)
+	VMOVDQU 1184(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7890,7 +7893,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 768(SP), Y7
+	VMOVDQU 768(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7901,10 +7904,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1024(SP), Y8, Y8
-	VPADDD  736(SP), Y8, Y8
-	VMOVDQU Y8, 1248(SP)
-	VMOVDQU 1216(SP), Y0
+	VPADDD  1024(R8), Y8, Y8
+	VPADDD  736(R8), Y8, Y8
+	VMOVDQU Y8, 1248(R8)
+	VMOVDQU 1216(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7914,7 +7917,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 800(SP), Y1
+	VMOVDQU 800(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7925,10 +7928,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1056(SP), Y2, Y2
-	VPADDD  768(SP), Y2, Y2
-	VMOVDQU Y2, 1280(SP)
-	VMOVDQU 1248(SP), Y6
+	VPADDD  1056(R8), Y2, Y2
+	VPADDD  768(R8), Y2, Y2
+	VMOVDQU Y2, 1280(R8)
+	VMOVDQU 1248(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7938,7 +7941,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 832(SP), Y7
+	VMOVDQU 832(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7949,10 +7952,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1088(SP), Y8, Y8
-	VPADDD  800(SP), Y8, Y8
-	VMOVDQU Y8, 1312(SP)
-	VMOVDQU 1280(SP), Y0
+	VPADDD  1088(R8), Y8, Y8
+	VPADDD  800(R8), Y8, Y8
+	VMOVDQU Y8, 1312(R8)
+	VMOVDQU 1280(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -7962,7 +7965,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 864(SP), Y1
+	VMOVDQU 864(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -7973,10 +7976,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1120(SP), Y2, Y2
-	VPADDD  832(SP), Y2, Y2
-	VMOVDQU Y2, 1344(SP)
-	VMOVDQU 1312(SP), Y6
+	VPADDD  1120(R8), Y2, Y2
+	VPADDD  832(R8), Y2, Y2
+	VMOVDQU Y2, 1344(R8)
+	VMOVDQU 1312(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -7986,7 +7989,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 896(SP), Y7
+	VMOVDQU 896(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -7997,10 +8000,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1152(SP), Y8, Y8
-	VPADDD  864(SP), Y8, Y8
-	VMOVDQU Y8, 1376(SP)
-	VMOVDQU 1344(SP), Y0
+	VPADDD  1152(R8), Y8, Y8
+	VPADDD  864(R8), Y8, Y8
+	VMOVDQU Y8, 1376(R8)
+	VMOVDQU 1344(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8010,7 +8013,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 928(SP), Y1
+	VMOVDQU 928(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8021,10 +8024,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1184(SP), Y2, Y2
-	VPADDD  896(SP), Y2, Y2
-	VMOVDQU Y2, 1408(SP)
-	VMOVDQU 1376(SP), Y6
+	VPADDD  1184(R8), Y2, Y2
+	VPADDD  896(R8), Y2, Y2
+	VMOVDQU Y2, 1408(R8)
+	VMOVDQU 1376(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8034,7 +8037,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 960(SP), Y7
+	VMOVDQU 960(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8045,10 +8048,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1216(SP), Y8, Y8
-	VPADDD  928(SP), Y8, Y8
-	VMOVDQU Y8, 1440(SP)
-	VMOVDQU 1408(SP), Y0
+	VPADDD  1216(R8), Y8, Y8
+	VPADDD  928(R8), Y8, Y8
+	VMOVDQU Y8, 1440(R8)
+	VMOVDQU 1408(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8058,7 +8061,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 992(SP), Y1
+	VMOVDQU 992(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8069,10 +8072,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1248(SP), Y2, Y2
-	VPADDD  960(SP), Y2, Y2
-	VMOVDQU Y2, 1472(SP)
-	VMOVDQU 1440(SP), Y6
+	VPADDD  1248(R8), Y2, Y2
+	VPADDD  960(R8), Y2, Y2
+	VMOVDQU Y2, 1472(R8)
+	VMOVDQU 1440(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8082,7 +8085,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1024(SP), Y7
+	VMOVDQU 1024(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8093,10 +8096,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1280(SP), Y8, Y8
-	VPADDD  992(SP), Y8, Y8
-	VMOVDQU Y8, 1504(SP)
-	VMOVDQU 1472(SP), Y0
+	VPADDD  1280(R8), Y8, Y8
+	VPADDD  992(R8), Y8, Y8
+	VMOVDQU Y8, 1504(R8)
+	VMOVDQU 1472(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8106,7 +8109,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1056(SP), Y1
+	VMOVDQU 1056(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8117,10 +8120,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1312(SP), Y2, Y2
-	VPADDD  1024(SP), Y2, Y2
-	VMOVDQU Y2, 1536(SP)
-	VMOVDQU 1504(SP), Y6
+	VPADDD  1312(R8), Y2, Y2
+	VPADDD  1024(R8), Y2, Y2
+	VMOVDQU Y2, 1536(R8)
+	VMOVDQU 1504(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8130,7 +8133,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1088(SP), Y7
+	VMOVDQU 1088(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8141,10 +8144,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1344(SP), Y8, Y8
-	VPADDD  1056(SP), Y8, Y8
-	VMOVDQU Y8, 1568(SP)
-	VMOVDQU 1536(SP), Y0
+	VPADDD  1344(R8), Y8, Y8
+	VPADDD  1056(R8), Y8, Y8
+	VMOVDQU Y8, 1568(R8)
+	VMOVDQU 1536(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8154,7 +8157,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1120(SP), Y1
+	VMOVDQU 1120(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8165,10 +8168,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1376(SP), Y2, Y2
-	VPADDD  1088(SP), Y2, Y2
-	VMOVDQU Y2, 1600(SP)
-	VMOVDQU 1568(SP), Y6
+	VPADDD  1376(R8), Y2, Y2
+	VPADDD  1088(R8), Y2, Y2
+	VMOVDQU Y2, 1600(R8)
+	VMOVDQU 1568(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8178,7 +8181,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1152(SP), Y7
+	VMOVDQU 1152(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8189,10 +8192,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1408(SP), Y8, Y8
-	VPADDD  1120(SP), Y8, Y8
-	VMOVDQU Y8, 1632(SP)
-	VMOVDQU 1600(SP), Y0
+	VPADDD  1408(R8), Y8, Y8
+	VPADDD  1120(R8), Y8, Y8
+	VMOVDQU Y8, 1632(R8)
+	VMOVDQU 1600(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8202,7 +8205,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1184(SP), Y1
+	VMOVDQU 1184(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8213,10 +8216,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1440(SP), Y2, Y2
-	VPADDD  1152(SP), Y2, Y2
-	VMOVDQU Y2, 1664(SP)
-	VMOVDQU 1632(SP), Y6
+	VPADDD  1440(R8), Y2, Y2
+	VPADDD  1152(R8), Y2, Y2
+	VMOVDQU Y2, 1664(R8)
+	VMOVDQU 1632(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8226,7 +8229,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1216(SP), Y7
+	VMOVDQU 1216(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8237,10 +8240,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1472(SP), Y8, Y8
-	VPADDD  1184(SP), Y8, Y8
-	VMOVDQU Y8, 1696(SP)
-	VMOVDQU 1664(SP), Y0
+	VPADDD  1472(R8), Y8, Y8
+	VPADDD  1184(R8), Y8, Y8
+	VMOVDQU Y8, 1696(R8)
+	VMOVDQU 1664(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8250,7 +8253,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1248(SP), Y1
+	VMOVDQU 1248(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8261,10 +8264,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1504(SP), Y2, Y2
-	VPADDD  1216(SP), Y2, Y2
-	VMOVDQU Y2, 1728(SP)
-	VMOVDQU 1696(SP), Y6
+	VPADDD  1504(R8), Y2, Y2
+	VPADDD  1216(R8), Y2, Y2
+	VMOVDQU Y2, 1728(R8)
+	VMOVDQU 1696(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8274,7 +8277,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1280(SP), Y7
+	VMOVDQU 1280(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8285,10 +8288,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1536(SP), Y8, Y8
-	VPADDD  1248(SP), Y8, Y8
-	VMOVDQU Y8, 1760(SP)
-	VMOVDQU 1728(SP), Y0
+	VPADDD  1536(R8), Y8, Y8
+	VPADDD  1248(R8), Y8, Y8
+	VMOVDQU Y8, 1760(R8)
+	VMOVDQU 1728(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8298,7 +8301,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1312(SP), Y1
+	VMOVDQU 1312(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8309,10 +8312,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1568(SP), Y2, Y2
-	VPADDD  1280(SP), Y2, Y2
-	VMOVDQU Y2, 1792(SP)
-	VMOVDQU 1760(SP), Y6
+	VPADDD  1568(R8), Y2, Y2
+	VPADDD  1280(R8), Y2, Y2
+	VMOVDQU Y2, 1792(R8)
+	VMOVDQU 1760(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8322,7 +8325,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1344(SP), Y7
+	VMOVDQU 1344(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8333,10 +8336,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1600(SP), Y8, Y8
-	VPADDD  1312(SP), Y8, Y8
-	VMOVDQU Y8, 1824(SP)
-	VMOVDQU 1792(SP), Y0
+	VPADDD  1600(R8), Y8, Y8
+	VPADDD  1312(R8), Y8, Y8
+	VMOVDQU Y8, 1824(R8)
+	VMOVDQU 1792(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8346,7 +8349,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1376(SP), Y1
+	VMOVDQU 1376(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8357,10 +8360,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1632(SP), Y2, Y2
-	VPADDD  1344(SP), Y2, Y2
-	VMOVDQU Y2, 1856(SP)
-	VMOVDQU 1824(SP), Y6
+	VPADDD  1632(R8), Y2, Y2
+	VPADDD  1344(R8), Y2, Y2
+	VMOVDQU Y2, 1856(R8)
+	VMOVDQU 1824(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8370,7 +8373,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1408(SP), Y7
+	VMOVDQU 1408(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8381,10 +8384,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1664(SP), Y8, Y8
-	VPADDD  1376(SP), Y8, Y8
-	VMOVDQU Y8, 1888(SP)
-	VMOVDQU 1856(SP), Y0
+	VPADDD  1664(R8), Y8, Y8
+	VPADDD  1376(R8), Y8, Y8
+	VMOVDQU Y8, 1888(R8)
+	VMOVDQU 1856(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8394,7 +8397,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1440(SP), Y1
+	VMOVDQU 1440(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8405,10 +8408,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1696(SP), Y2, Y2
-	VPADDD  1408(SP), Y2, Y2
-	VMOVDQU Y2, 1920(SP)
-	VMOVDQU 1888(SP), Y6
+	VPADDD  1696(R8), Y2, Y2
+	VPADDD  1408(R8), Y2, Y2
+	VMOVDQU Y2, 1920(R8)
+	VMOVDQU 1888(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8418,7 +8421,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1472(SP), Y7
+	VMOVDQU 1472(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8429,10 +8432,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1728(SP), Y8, Y8
-	VPADDD  1440(SP), Y8, Y8
-	VMOVDQU Y8, 1952(SP)
-	VMOVDQU 1920(SP), Y0
+	VPADDD  1728(R8), Y8, Y8
+	VPADDD  1440(R8), Y8, Y8
+	VMOVDQU Y8, 1952(R8)
+	VMOVDQU 1920(R8), Y0
 	VPSRLD  $0x0a, Y0, Y2
 	VPSRLD  $0x11, Y0, Y4
 	VPSLLD  $0x0f, Y0, Y5
@@ -8442,7 +8445,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y0, Y5
 	VPXOR   Y4, Y2, Y2
 	VPXOR   Y5, Y2, Y2
-	VMOVDQU 1504(SP), Y1
+	VMOVDQU 1504(R8), Y1
 	VPSRLD  $0x03, Y1, Y3
 	VPSRLD  $0x07, Y1, Y4
 	VPSLLD  $0x19, Y1, Y5
@@ -8453,10 +8456,10 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y3, Y3
 	VPXOR   Y5, Y3, Y3
 	VPADDD  Y3, Y2, Y2
-	VPADDD  1760(SP), Y2, Y2
-	VPADDD  1472(SP), Y2, Y2
-	VMOVDQU Y2, 1984(SP)
-	VMOVDQU 1952(SP), Y6
+	VPADDD  1760(R8), Y2, Y2
+	VPADDD  1472(R8), Y2, Y2
+	VMOVDQU Y2, 1984(R8)
+	VMOVDQU 1952(R8), Y6
 	VPSRLD  $0x0a, Y6, Y8
 	VPSRLD  $0x11, Y6, Y10
 	VPSLLD  $0x0f, Y6, Y11
@@ -8466,7 +8469,7 @@ sha256d64AVX2_loop:
 	VPSLLD  $0x0d, Y6, Y11
 	VPXOR   Y10, Y8, Y8
 	VPXOR   Y11, Y8, Y8
-	VMOVDQU 1536(SP), Y7
+	VMOVDQU 1536(R8), Y7
 	VPSRLD  $0x03, Y7, Y9
 	VPSRLD  $0x07, Y7, Y10
 	VPSLLD  $0x19, Y7, Y11
@@ -8477,9 +8480,9 @@ sha256d64AVX2_loop:
 	VPXOR   Y10, Y9, Y9
 	VPXOR   Y11, Y9, Y9
 	VPADDD  Y9, Y8, Y8
-	VPADDD  1792(SP), Y8, Y8
-	VPADDD  1504(SP), Y8, Y8
-	VMOVDQU Y8, 2016(SP)
+	VPADDD  1792(R8), Y8, Y8
+	VPADDD  1504(R8), Y8, Y8
+	VMOVDQU Y8, 2016(R8)
 	VMOVDQU iv8<>+0(SB), Y0
 	VMOVDQU iv8<>+32(SB), Y1
 	VMOVDQU iv8<>+64(SB), Y2
@@ -8490,7 +8493,7 @@ sha256d64AVX2_loop:
 	VMOVDQU iv8<>+224(SB), Y7
 	VPXOR   Y2, Y1, Y12
 	VPADDD  k8<>+0(SB), Y7, Y7
-	VPADDD  (SP), Y7, Y7
+	VPADDD  (R8), Y7, Y7
 	VPXOR   Y6, Y5, Y11
 	VPAND   Y4, Y11, Y11
 	VPXOR   Y6, Y11, Y11
@@ -8525,7 +8528,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y1, Y12, Y12
 	VPADDD  Y12, Y7, Y7
 	VPADDD  k8<>+32(SB), Y6, Y6
-	VPADDD  32(SP), Y6, Y6
+	VPADDD  32(R8), Y6, Y6
 	VPXOR   Y5, Y4, Y11
 	VPAND   Y3, Y11, Y11
 	VPXOR   Y5, Y11, Y11
@@ -8560,7 +8563,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y0, Y13, Y13
 	VPADDD  Y13, Y6, Y6
 	VPADDD  k8<>+64(SB), Y5, Y5
-	VPADDD  64(SP), Y5, Y5
+	VPADDD  64(R8), Y5, Y5
 	VPXOR   Y4, Y3, Y11
 	VPAND   Y2, Y11, Y11
 	VPXOR   Y4, Y11, Y11
@@ -8595,7 +8598,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y7, Y12, Y12
 	VPADDD  Y12, Y5, Y5
 	VPADDD  k8<>+96(SB), Y4, Y4
-	VPADDD  96(SP), Y4, Y4
+	VPADDD  96(R8), Y4, Y4
 	VPXOR   Y3, Y2, Y11
 	VPAND   Y1, Y11, Y11
 	VPXOR   Y3, Y11, Y11
@@ -8630,7 +8633,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y6, Y13, Y13
 	VPADDD  Y13, Y4, Y4
 	VPADDD  k8<>+128(SB), Y3, Y3
-	VPADDD  128(SP), Y3, Y3
+	VPADDD  128(R8), Y3, Y3
 	VPXOR   Y2, Y1, Y11
 	VPAND   Y0, Y11, Y11
 	VPXOR   Y2, Y11, Y11
@@ -8665,7 +8668,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y5, Y12, Y12
 	VPADDD  Y12, Y3, Y3
 	VPADDD  k8<>+160(SB), Y2, Y2
-	VPADDD  160(SP), Y2, Y2
+	VPADDD  160(R8), Y2, Y2
 	VPXOR   Y1, Y0, Y11
 	VPAND   Y7, Y11, Y11
 	VPXOR   Y1, Y11, Y11
@@ -8700,7 +8703,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y13, Y13
 	VPADDD  Y13, Y2, Y2
 	VPADDD  k8<>+192(SB), Y1, Y1
-	VPADDD  192(SP), Y1, Y1
+	VPADDD  192(R8), Y1, Y1
 	VPXOR   Y0, Y7, Y11
 	VPAND   Y6, Y11, Y11
 	VPXOR   Y0, Y11, Y11
@@ -8735,7 +8738,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y3, Y12, Y12
 	VPADDD  Y12, Y1, Y1
 	VPADDD  k8<>+224(SB), Y0, Y0
-	VPADDD  224(SP), Y0, Y0
+	VPADDD  224(R8), Y0, Y0
 	VPXOR   Y7, Y6, Y11
 	VPAND   Y5, Y11, Y11
 	VPXOR   Y7, Y11, Y11
@@ -9042,7 +9045,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y2, Y13, Y13
 	VPADDD  Y13, Y0, Y0
 	VPADDD  k8<>+512(SB), Y7, Y7
-	VPADDD  512(SP), Y7, Y7
+	VPADDD  512(R8), Y7, Y7
 	VPXOR   Y6, Y5, Y11
 	VPAND   Y4, Y11, Y11
 	VPXOR   Y6, Y11, Y11
@@ -9077,7 +9080,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y1, Y12, Y12
 	VPADDD  Y12, Y7, Y7
 	VPADDD  k8<>+544(SB), Y6, Y6
-	VPADDD  544(SP), Y6, Y6
+	VPADDD  544(R8), Y6, Y6
 	VPXOR   Y5, Y4, Y11
 	VPAND   Y3, Y11, Y11
 	VPXOR   Y5, Y11, Y11
@@ -9112,7 +9115,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y0, Y13, Y13
 	VPADDD  Y13, Y6, Y6
 	VPADDD  k8<>+576(SB), Y5, Y5
-	VPADDD  576(SP), Y5, Y5
+	VPADDD  576(R8), Y5, Y5
 	VPXOR   Y4, Y3, Y11
 	VPAND   Y2, Y11, Y11
 	VPXOR   Y4, Y11, Y11
@@ -9147,7 +9150,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y7, Y12, Y12
 	VPADDD  Y12, Y5, Y5
 	VPADDD  k8<>+608(SB), Y4, Y4
-	VPADDD  608(SP), Y4, Y4
+	VPADDD  608(R8), Y4, Y4
 	VPXOR   Y3, Y2, Y11
 	VPAND   Y1, Y11, Y11
 	VPXOR   Y3, Y11, Y11
@@ -9182,7 +9185,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y6, Y13, Y13
 	VPADDD  Y13, Y4, Y4
 	VPADDD  k8<>+640(SB), Y3, Y3
-	VPADDD  640(SP), Y3, Y3
+	VPADDD  640(R8), Y3, Y3
 	VPXOR   Y2, Y1, Y11
 	VPAND   Y0, Y11, Y11
 	VPXOR   Y2, Y11, Y11
@@ -9217,7 +9220,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y5, Y12, Y12
 	VPADDD  Y12, Y3, Y3
 	VPADDD  k8<>+672(SB), Y2, Y2
-	VPADDD  672(SP), Y2, Y2
+	VPADDD  672(R8), Y2, Y2
 	VPXOR   Y1, Y0, Y11
 	VPAND   Y7, Y11, Y11
 	VPXOR   Y1, Y11, Y11
@@ -9252,7 +9255,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y13, Y13
 	VPADDD  Y13, Y2, Y2
 	VPADDD  k8<>+704(SB), Y1, Y1
-	VPADDD  704(SP), Y1, Y1
+	VPADDD  704(R8), Y1, Y1
 	VPXOR   Y0, Y7, Y11
 	VPAND   Y6, Y11, Y11
 	VPXOR   Y0, Y11, Y11
@@ -9287,7 +9290,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y3, Y12, Y12
 	VPADDD  Y12, Y1, Y1
 	VPADDD  k8<>+736(SB), Y0, Y0
-	VPADDD  736(SP), Y0, Y0
+	VPADDD  736(R8), Y0, Y0
 	VPXOR   Y7, Y6, Y11
 	VPAND   Y5, Y11, Y11
 	VPXOR   Y7, Y11, Y11
@@ -9322,7 +9325,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y2, Y13, Y13
 	VPADDD  Y13, Y0, Y0
 	VPADDD  k8<>+768(SB), Y7, Y7
-	VPADDD  768(SP), Y7, Y7
+	VPADDD  768(R8), Y7, Y7
 	VPXOR   Y6, Y5, Y11
 	VPAND   Y4, Y11, Y11
 	VPXOR   Y6, Y11, Y11
@@ -9357,7 +9360,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y1, Y12, Y12
 	VPADDD  Y12, Y7, Y7
 	VPADDD  k8<>+800(SB), Y6, Y6
-	VPADDD  800(SP), Y6, Y6
+	VPADDD  800(R8), Y6, Y6
 	VPXOR   Y5, Y4, Y11
 	VPAND   Y3, Y11, Y11
 	VPXOR   Y5, Y11, Y11
@@ -9392,7 +9395,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y0, Y13, Y13
 	VPADDD  Y13, Y6, Y6
 	VPADDD  k8<>+832(SB), Y5, Y5
-	VPADDD  832(SP), Y5, Y5
+	VPADDD  832(R8), Y5, Y5
 	VPXOR   Y4, Y3, Y11
 	VPAND   Y2, Y11, Y11
 	VPXOR   Y4, Y11, Y11
@@ -9427,7 +9430,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y7, Y12, Y12
 	VPADDD  Y12, Y5, Y5
 	VPADDD  k8<>+864(SB), Y4, Y4
-	VPADDD  864(SP), Y4, Y4
+	VPADDD  864(R8), Y4, Y4
 	VPXOR   Y3, Y2, Y11
 	VPAND   Y1, Y11, Y11
 	VPXOR   Y3, Y11, Y11
@@ -9462,7 +9465,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y6, Y13, Y13
 	VPADDD  Y13, Y4, Y4
 	VPADDD  k8<>+896(SB), Y3, Y3
-	VPADDD  896(SP), Y3, Y3
+	VPADDD  896(R8), Y3, Y3
 	VPXOR   Y2, Y1, Y11
 	VPAND   Y0, Y11, Y11
 	VPXOR   Y2, Y11, Y11
@@ -9497,7 +9500,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y5, Y12, Y12
 	VPADDD  Y12, Y3, Y3
 	VPADDD  k8<>+928(SB), Y2, Y2
-	VPADDD  928(SP), Y2, Y2
+	VPADDD  928(R8), Y2, Y2
 	VPXOR   Y1, Y0, Y11
 	VPAND   Y7, Y11, Y11
 	VPXOR   Y1, Y11, Y11
@@ -9532,7 +9535,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y13, Y13
 	VPADDD  Y13, Y2, Y2
 	VPADDD  k8<>+960(SB), Y1, Y1
-	VPADDD  960(SP), Y1, Y1
+	VPADDD  960(R8), Y1, Y1
 	VPXOR   Y0, Y7, Y11
 	VPAND   Y6, Y11, Y11
 	VPXOR   Y0, Y11, Y11
@@ -9567,7 +9570,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y3, Y12, Y12
 	VPADDD  Y12, Y1, Y1
 	VPADDD  k8<>+992(SB), Y0, Y0
-	VPADDD  992(SP), Y0, Y0
+	VPADDD  992(R8), Y0, Y0
 	VPXOR   Y7, Y6, Y11
 	VPAND   Y5, Y11, Y11
 	VPXOR   Y7, Y11, Y11
@@ -9602,7 +9605,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y2, Y13, Y13
 	VPADDD  Y13, Y0, Y0
 	VPADDD  k8<>+1024(SB), Y7, Y7
-	VPADDD  1024(SP), Y7, Y7
+	VPADDD  1024(R8), Y7, Y7
 	VPXOR   Y6, Y5, Y11
 	VPAND   Y4, Y11, Y11
 	VPXOR   Y6, Y11, Y11
@@ -9637,7 +9640,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y1, Y12, Y12
 	VPADDD  Y12, Y7, Y7
 	VPADDD  k8<>+1056(SB), Y6, Y6
-	VPADDD  1056(SP), Y6, Y6
+	VPADDD  1056(R8), Y6, Y6
 	VPXOR   Y5, Y4, Y11
 	VPAND   Y3, Y11, Y11
 	VPXOR   Y5, Y11, Y11
@@ -9672,7 +9675,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y0, Y13, Y13
 	VPADDD  Y13, Y6, Y6
 	VPADDD  k8<>+1088(SB), Y5, Y5
-	VPADDD  1088(SP), Y5, Y5
+	VPADDD  1088(R8), Y5, Y5
 	VPXOR   Y4, Y3, Y11
 	VPAND   Y2, Y11, Y11
 	VPXOR   Y4, Y11, Y11
@@ -9707,7 +9710,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y7, Y12, Y12
 	VPADDD  Y12, Y5, Y5
 	VPADDD  k8<>+1120(SB), Y4, Y4
-	VPADDD  1120(SP), Y4, Y4
+	VPADDD  1120(R8), Y4, Y4
 	VPXOR   Y3, Y2, Y11
 	VPAND   Y1, Y11, Y11
 	VPXOR   Y3, Y11, Y11
@@ -9742,7 +9745,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y6, Y13, Y13
 	VPADDD  Y13, Y4, Y4
 	VPADDD  k8<>+1152(SB), Y3, Y3
-	VPADDD  1152(SP), Y3, Y3
+	VPADDD  1152(R8), Y3, Y3
 	VPXOR   Y2, Y1, Y11
 	VPAND   Y0, Y11, Y11
 	VPXOR   Y2, Y11, Y11
@@ -9777,7 +9780,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y5, Y12, Y12
 	VPADDD  Y12, Y3, Y3
 	VPADDD  k8<>+1184(SB), Y2, Y2
-	VPADDD  1184(SP), Y2, Y2
+	VPADDD  1184(R8), Y2, Y2
 	VPXOR   Y1, Y0, Y11
 	VPAND   Y7, Y11, Y11
 	VPXOR   Y1, Y11, Y11
@@ -9812,7 +9815,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y13, Y13
 	VPADDD  Y13, Y2, Y2
 	VPADDD  k8<>+1216(SB), Y1, Y1
-	VPADDD  1216(SP), Y1, Y1
+	VPADDD  1216(R8), Y1, Y1
 	VPXOR   Y0, Y7, Y11
 	VPAND   Y6, Y11, Y11
 	VPXOR   Y0, Y11, Y11
@@ -9847,7 +9850,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y3, Y12, Y12
 	VPADDD  Y12, Y1, Y1
 	VPADDD  k8<>+1248(SB), Y0, Y0
-	VPADDD  1248(SP), Y0, Y0
+	VPADDD  1248(R8), Y0, Y0
 	VPXOR   Y7, Y6, Y11
 	VPAND   Y5, Y11, Y11
 	VPXOR   Y7, Y11, Y11
@@ -9882,7 +9885,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y2, Y13, Y13
 	VPADDD  Y13, Y0, Y0
 	VPADDD  k8<>+1280(SB), Y7, Y7
-	VPADDD  1280(SP), Y7, Y7
+	VPADDD  1280(R8), Y7, Y7
 	VPXOR   Y6, Y5, Y11
 	VPAND   Y4, Y11, Y11
 	VPXOR   Y6, Y11, Y11
@@ -9917,7 +9920,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y1, Y12, Y12
 	VPADDD  Y12, Y7, Y7
 	VPADDD  k8<>+1312(SB), Y6, Y6
-	VPADDD  1312(SP), Y6, Y6
+	VPADDD  1312(R8), Y6, Y6
 	VPXOR   Y5, Y4, Y11
 	VPAND   Y3, Y11, Y11
 	VPXOR   Y5, Y11, Y11
@@ -9952,7 +9955,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y0, Y13, Y13
 	VPADDD  Y13, Y6, Y6
 	VPADDD  k8<>+1344(SB), Y5, Y5
-	VPADDD  1344(SP), Y5, Y5
+	VPADDD  1344(R8), Y5, Y5
 	VPXOR   Y4, Y3, Y11
 	VPAND   Y2, Y11, Y11
 	VPXOR   Y4, Y11, Y11
@@ -9987,7 +9990,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y7, Y12, Y12
 	VPADDD  Y12, Y5, Y5
 	VPADDD  k8<>+1376(SB), Y4, Y4
-	VPADDD  1376(SP), Y4, Y4
+	VPADDD  1376(R8), Y4, Y4
 	VPXOR   Y3, Y2, Y11
 	VPAND   Y1, Y11, Y11
 	VPXOR   Y3, Y11, Y11
@@ -10022,7 +10025,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y6, Y13, Y13
 	VPADDD  Y13, Y4, Y4
 	VPADDD  k8<>+1408(SB), Y3, Y3
-	VPADDD  1408(SP), Y3, Y3
+	VPADDD  1408(R8), Y3, Y3
 	VPXOR   Y2, Y1, Y11
 	VPAND   Y0, Y11, Y11
 	VPXOR   Y2, Y11, Y11
@@ -10057,7 +10060,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y5, Y12, Y12
 	VPADDD  Y12, Y3, Y3
 	VPADDD  k8<>+1440(SB), Y2, Y2
-	VPADDD  1440(SP), Y2, Y2
+	VPADDD  1440(R8), Y2, Y2
 	VPXOR   Y1, Y0, Y11
 	VPAND   Y7, Y11, Y11
 	VPXOR   Y1, Y11, Y11
@@ -10092,7 +10095,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y13, Y13
 	VPADDD  Y13, Y2, Y2
 	VPADDD  k8<>+1472(SB), Y1, Y1
-	VPADDD  1472(SP), Y1, Y1
+	VPADDD  1472(R8), Y1, Y1
 	VPXOR   Y0, Y7, Y11
 	VPAND   Y6, Y11, Y11
 	VPXOR   Y0, Y11, Y11
@@ -10127,7 +10130,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y3, Y12, Y12
 	VPADDD  Y12, Y1, Y1
 	VPADDD  k8<>+1504(SB), Y0, Y0
-	VPADDD  1504(SP), Y0, Y0
+	VPADDD  1504(R8), Y0, Y0
 	VPXOR   Y7, Y6, Y11
 	VPAND   Y5, Y11, Y11
 	VPXOR   Y7, Y11, Y11
@@ -10162,7 +10165,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y2, Y13, Y13
 	VPADDD  Y13, Y0, Y0
 	VPADDD  k8<>+1536(SB), Y7, Y7
-	VPADDD  1536(SP), Y7, Y7
+	VPADDD  1536(R8), Y7, Y7
 	VPXOR   Y6, Y5, Y11
 	VPAND   Y4, Y11, Y11
 	VPXOR   Y6, Y11, Y11
@@ -10197,7 +10200,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y1, Y12, Y12
 	VPADDD  Y12, Y7, Y7
 	VPADDD  k8<>+1568(SB), Y6, Y6
-	VPADDD  1568(SP), Y6, Y6
+	VPADDD  1568(R8), Y6, Y6
 	VPXOR   Y5, Y4, Y11
 	VPAND   Y3, Y11, Y11
 	VPXOR   Y5, Y11, Y11
@@ -10232,7 +10235,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y0, Y13, Y13
 	VPADDD  Y13, Y6, Y6
 	VPADDD  k8<>+1600(SB), Y5, Y5
-	VPADDD  1600(SP), Y5, Y5
+	VPADDD  1600(R8), Y5, Y5
 	VPXOR   Y4, Y3, Y11
 	VPAND   Y2, Y11, Y11
 	VPXOR   Y4, Y11, Y11
@@ -10267,7 +10270,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y7, Y12, Y12
 	VPADDD  Y12, Y5, Y5
 	VPADDD  k8<>+1632(SB), Y4, Y4
-	VPADDD  1632(SP), Y4, Y4
+	VPADDD  1632(R8), Y4, Y4
 	VPXOR   Y3, Y2, Y11
 	VPAND   Y1, Y11, Y11
 	VPXOR   Y3, Y11, Y11
@@ -10302,7 +10305,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y6, Y13, Y13
 	VPADDD  Y13, Y4, Y4
 	VPADDD  k8<>+1664(SB), Y3, Y3
-	VPADDD  1664(SP), Y3, Y3
+	VPADDD  1664(R8), Y3, Y3
 	VPXOR   Y2, Y1, Y11
 	VPAND   Y0, Y11, Y11
 	VPXOR   Y2, Y11, Y11
@@ -10337,7 +10340,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y5, Y12, Y12
 	VPADDD  Y12, Y3, Y3
 	VPADDD  k8<>+1696(SB), Y2, Y2
-	VPADDD  1696(SP), Y2, Y2
+	VPADDD  1696(R8), Y2, Y2
 	VPXOR   Y1, Y0, Y11
 	VPAND   Y7, Y11, Y11
 	VPXOR   Y1, Y11, Y11
@@ -10372,7 +10375,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y13, Y13
 	VPADDD  Y13, Y2, Y2
 	VPADDD  k8<>+1728(SB), Y1, Y1
-	VPADDD  1728(SP), Y1, Y1
+	VPADDD  1728(R8), Y1, Y1
 	VPXOR   Y0, Y7, Y11
 	VPAND   Y6, Y11, Y11
 	VPXOR   Y0, Y11, Y11
@@ -10407,7 +10410,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y3, Y12, Y12
 	VPADDD  Y12, Y1, Y1
 	VPADDD  k8<>+1760(SB), Y0, Y0
-	VPADDD  1760(SP), Y0, Y0
+	VPADDD  1760(R8), Y0, Y0
 	VPXOR   Y7, Y6, Y11
 	VPAND   Y5, Y11, Y11
 	VPXOR   Y7, Y11, Y11
@@ -10442,7 +10445,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y2, Y13, Y13
 	VPADDD  Y13, Y0, Y0
 	VPADDD  k8<>+1792(SB), Y7, Y7
-	VPADDD  1792(SP), Y7, Y7
+	VPADDD  1792(R8), Y7, Y7
 	VPXOR   Y6, Y5, Y11
 	VPAND   Y4, Y11, Y11
 	VPXOR   Y6, Y11, Y11
@@ -10477,7 +10480,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y1, Y12, Y12
 	VPADDD  Y12, Y7, Y7
 	VPADDD  k8<>+1824(SB), Y6, Y6
-	VPADDD  1824(SP), Y6, Y6
+	VPADDD  1824(R8), Y6, Y6
 	VPXOR   Y5, Y4, Y11
 	VPAND   Y3, Y11, Y11
 	VPXOR   Y5, Y11, Y11
@@ -10512,7 +10515,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y0, Y13, Y13
 	VPADDD  Y13, Y6, Y6
 	VPADDD  k8<>+1856(SB), Y5, Y5
-	VPADDD  1856(SP), Y5, Y5
+	VPADDD  1856(R8), Y5, Y5
 	VPXOR   Y4, Y3, Y11
 	VPAND   Y2, Y11, Y11
 	VPXOR   Y4, Y11, Y11
@@ -10547,7 +10550,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y7, Y12, Y12
 	VPADDD  Y12, Y5, Y5
 	VPADDD  k8<>+1888(SB), Y4, Y4
-	VPADDD  1888(SP), Y4, Y4
+	VPADDD  1888(R8), Y4, Y4
 	VPXOR   Y3, Y2, Y11
 	VPAND   Y1, Y11, Y11
 	VPXOR   Y3, Y11, Y11
@@ -10582,7 +10585,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y6, Y13, Y13
 	VPADDD  Y13, Y4, Y4
 	VPADDD  k8<>+1920(SB), Y3, Y3
-	VPADDD  1920(SP), Y3, Y3
+	VPADDD  1920(R8), Y3, Y3
 	VPXOR   Y2, Y1, Y11
 	VPAND   Y0, Y11, Y11
 	VPXOR   Y2, Y11, Y11
@@ -10617,7 +10620,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y5, Y12, Y12
 	VPADDD  Y12, Y3, Y3
 	VPADDD  k8<>+1952(SB), Y2, Y2
-	VPADDD  1952(SP), Y2, Y2
+	VPADDD  1952(R8), Y2, Y2
 	VPXOR   Y1, Y0, Y11
 	VPAND   Y7, Y11, Y11
 	VPXOR   Y1, Y11, Y11
@@ -10652,7 +10655,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y4, Y13, Y13
 	VPADDD  Y13, Y2, Y2
 	VPADDD  k8<>+1984(SB), Y1, Y1
-	VPADDD  1984(SP), Y1, Y1
+	VPADDD  1984(R8), Y1, Y1
 	VPXOR   Y0, Y7, Y11
 	VPAND   Y6, Y11, Y11
 	VPXOR   Y0, Y11, Y11
@@ -10687,7 +10690,7 @@ sha256d64AVX2_loop:
 	VPXOR   Y3, Y12, Y12
 	VPADDD  Y12, Y1, Y1
 	VPADDD  k8<>+2016(SB), Y0, Y0
-	VPADDD  2016(SP), Y0, Y0
+	VPADDD  2016(R8), Y0, Y0
 	VPXOR   Y7, Y6, Y11
 	VPAND   Y5, Y11, Y11
 	VPXOR   Y7, Y11, Y11
