@@ -34,6 +34,9 @@ type Result struct {
 // ErrParse wraps a block that could not be parsed.
 var ErrParse = errors.New("chainstate: block does not parse")
 
+// ErrOrphanPoolFull refuses an orphan when the pool is full.
+var ErrOrphanPoolFull = errors.New("chainstate: orphan pool full")
+
 // maxOrphans bounds the orphan pool.
 const maxOrphans = 1024
 
@@ -203,10 +206,21 @@ func (cs *Chainstate) flushLocked() error {
 
 func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	res := Result{Hash: b.Hash, Height: -1}
+	// Context-free checks first, as Core's ProcessNewBlock runs CheckBlock
+	// before AcceptBlock: a malformed or mutated block is refused before it
+	// touches the index, the orphan pool or the store, and never marks the
+	// header invalid (a mutated copy says nothing about the real block).
+	if err := cs.v.CheckBlock(b); err != nil {
+		if n := cs.index.Lookup(b.Hash); n != nil {
+			res.Height = n.Height
+		}
+		return res, err
+	}
 	if n := cs.index.Lookup(b.Hash); n != nil {
 		res.Height = n.Height
 		if n.Status.Invalid() {
-			return res, &validate.RuleError{Reason: "duplicate-invalid", Detail: "block is marked invalid: " + n.RejectReason}
+			// AcceptBlockHeader: BLOCK_CACHED_INVALID, "duplicate".
+			return res, &validate.RuleError{Reason: "duplicate", Detail: "block is already known invalid: " + n.RejectReason}
 		}
 		if n.Status.Has(validate.StatusHaveData) || n == cs.index.Genesis() {
 			res.Status = StatusDuplicate
@@ -214,14 +228,14 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 		}
 	}
 	if b.Header.PrevBlock != (wire.Hash{}) && cs.index.Lookup(b.Header.PrevBlock) == nil {
-		if cs.nOrph >= maxOrphans {
-			return res, fmt.Errorf("chainstate: orphan pool full (%d blocks)", maxOrphans)
-		}
 		for _, o := range cs.orph[b.Header.PrevBlock] {
-			if bytes.Equal(o[:80], raw[:80]) {
+			if bytes.Equal(o[:wire.HeaderSize], raw[:wire.HeaderSize]) {
 				res.Status = StatusOrphan
 				return res, nil
 			}
+		}
+		if cs.nOrph >= maxOrphans {
+			return res, fmt.Errorf("%w (%d blocks)", ErrOrphanPoolFull, maxOrphans)
 		}
 		cs.orph[b.Header.PrevBlock] = append(cs.orph[b.Header.PrevBlock], raw)
 		cs.nOrph++
@@ -236,15 +250,8 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 		}
 	}
 	res.Height = node.Height
-	// Context-free checks now, so a malformed block is never stored. A
-	// mutated block (bad merkle root, duplicate txs, bad witness) says
-	// nothing about the header, which stays valid (Core: BLOCK_MUTATED).
-	if err := cs.v.CheckBlock(b); err != nil {
-		if !mutationReason(validate.Reason(err)) {
-			cs.index.MarkInvalid(node, validate.Reason(err))
-		}
-		return res, err
-	}
+	// AcceptBlock: contextual failures mark the block invalid unless it was
+	// merely mutated (BLOCK_MUTATED).
 	if err := cs.v.ContextualCheckBlock(b, node.Parent); err != nil {
 		if !mutationReason(validate.Reason(err)) {
 			cs.index.MarkInvalid(node, validate.Reason(err))
