@@ -63,11 +63,22 @@ func (b *Batch) init() {
 }
 
 // Len returns the number of operations recorded.
-func (b *Batch) Len() int { return len(b.ops) }
+// A nil *Batch is an empty batch for Len, Size, Replay and HasEmptyKey.
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.ops)
+}
 
 // Size returns the number of key and value bytes recorded, a measure of the
 // memory the batch holds and of the write it will cause.
-func (b *Batch) Size() int { return b.size }
+func (b *Batch) Size() int {
+	if b == nil {
+		return 0
+	}
+	return b.size
+}
 
 // Reset empties the batch, keeping its allocated memory for reuse.
 func (b *Batch) Reset() {
@@ -82,6 +93,9 @@ func (b *Batch) Reset() {
 // modify them, and they are invalid after the batch is modified or Reset.
 // Keys and values are never nil (empty ones are zero-length slices).
 func (b *Batch) Replay(w Writer) error {
+	if b == nil {
+		return nil
+	}
 	for _, o := range b.ops {
 		key := b.buf[o.koff : o.koff+o.klen : o.koff+o.klen]
 		var err error
@@ -101,6 +115,9 @@ func (b *Batch) Replay(w Writer) error {
 // HasEmptyKey reports whether any operation has an empty key. Stores that
 // cannot hold empty keys call it before applying a batch.
 func (b *Batch) HasEmptyKey() bool {
+	if b == nil {
+		return false
+	}
 	for _, o := range b.ops {
 		if o.klen == 0 {
 			return true

@@ -158,6 +158,9 @@ func testGetPutDelete(t *testing.T, kv backends.KV) {
 			t.Fatalf("empty Write(%v): %v", m, err)
 		}
 	}
+	if err := kv.Write(nil, backends.Sync); err != nil {
+		t.Fatalf("Write(nil batch): %v", err)
+	}
 	if err := kv.Sync(); err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
@@ -590,6 +593,40 @@ func testSnapshotIsolation(t *testing.T, kv backends.KV) {
 	}
 	if got := collect(t, snap, backends.Range{Start: []byte("b"), End: []byte("d")}); !slices.Equal(got, want[1:2]) {
 		t.Fatalf("snapshot range iteration = %q, want %q", got, want[1:2])
+	}
+	// A snapshot is safe for concurrent readers.
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < 50; n++ {
+				if v, err := snap.Get([]byte("a")); err != nil || string(v) != "1" {
+					errc <- fmt.Errorf("concurrent snapshot Get = %q, %v", v, err)
+					return
+				}
+				it, err := snap.NewIterator(backends.Range{})
+				if err != nil {
+					errc <- err
+					return
+				}
+				n := 0
+				for it.Next() {
+					n++
+				}
+				it.Close()
+				if n != 3 {
+					errc <- fmt.Errorf("concurrent snapshot iteration saw %d keys", n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 	// Closing the snapshot closes its iterators.
 	it, err := snap.NewIterator(backends.Range{})
