@@ -19,7 +19,8 @@
 //     or snapshot can deadlock once the file outgrows the mapping. The
 //     mapping starts at Extra.InitialMmapSize (default 1 GiB of address
 //     space, not memory) to make that rare; close readers promptly.
-//   - Options.CacheBytes is ignored (bbolt reads through the OS page cache).
+//   - Options.CacheBytes is ignored (bbolt reads through the OS page cache),
+//     and so is Options.Logger (bbolt logs nothing by default).
 package bbolt
 
 import (
