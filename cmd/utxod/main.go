@@ -15,6 +15,7 @@ Usage:
 
 Commands:
   import       validate and connect blocks from Core block files (blk*.dat framing)
+  gate         performance gate: control vs candidate arms, ABBA, per store; custody JSON + report
   serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST)
   help         show this help
 
@@ -35,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdImport(args[1:], stdout, stderr)
 	case "serve":
 		return cmdServe(args[1:], stdout, stderr)
+	case "gate":
+		return cmdGate(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,145 @@
+package gate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// median of xs (the mean of the middle two for an even count); 0 if empty.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// summarise fills a measured store's per-arm medians and ratios.
+func summarise(sr *StoreResult) {
+	sr.Medians = map[string]ArmSummary{}
+	for _, arm := range []string{Control, Candidate} {
+		var wall, cpu, rss []float64
+		var rssMin, rssMax int64
+		for _, r := range sr.Runs {
+			if r.Arm != arm {
+				continue
+			}
+			wall = append(wall, r.WallS)
+			cpu = append(cpu, r.CPUS)
+			rss = append(rss, float64(r.MaxRSSKiB))
+			if rssMin == 0 || r.MaxRSSKiB < rssMin {
+				rssMin = r.MaxRSSKiB
+			}
+			rssMax = max(rssMax, r.MaxRSSKiB)
+		}
+		if len(wall) == 0 {
+			continue
+		}
+		sr.Medians[arm] = ArmSummary{
+			Runs:        len(wall),
+			WallMedianS: median(wall), WallMinS: slices.Min(wall), WallMaxS: slices.Max(wall),
+			CPUMedianS: median(cpu), CPUMinS: slices.Min(cpu), CPUMaxS: slices.Max(cpu),
+			RSSMedianKiB: median(rss), RSSMinKiB: rssMin, RSSMaxKiB: rssMax,
+		}
+	}
+	ctl, cand := sr.Medians[Control], sr.Medians[Candidate]
+	sr.WallSpeedup = ratio(ctl.WallMedianS, cand.WallMedianS)
+	sr.CPUSpeedup = ratio(ctl.CPUMedianS, cand.CPUMedianS)
+	sr.RSSRatio = ratio(cand.RSSMedianKiB, ctl.RSSMedianKiB)
+}
+
+// ratio is a/b, or 0 when b is 0 (JSON has no Inf/NaN; Decide rejects 0).
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// CheckCorrectness compares every successful run's digests with the first
+// one and with the corpus tip, and lists failed runs. It returns the
+// correctness record; its Mismatches are the verdict's problems.
+func CheckCorrectness(corpus CorpusIdentity, stores []StoreResult) Correctness {
+	c := Correctness{Mismatches: []string{}}
+	var refName string
+	for _, sr := range stores {
+		if sr.Status == StoreUnavailable {
+			continue
+		}
+		for _, r := range sr.Runs {
+			name := fmt.Sprintf("%s %s run %d", sr.Store, r.Arm, r.Index)
+			if r.ExitCode != 0 || r.Error != "" || r.Digests == nil {
+				c.Mismatches = append(c.Mismatches, name+" failed: "+runFailure(r))
+				continue
+			}
+			c.Compared++
+			if c.Reference == nil {
+				d := *r.Digests
+				c.Reference, refName = &d, name
+				if corpus.StopHash != "" && (d.BestBlock != corpus.StopHash || d.Height != corpus.Height) {
+					c.Mismatches = append(c.Mismatches, fmt.Sprintf("%s stopped at %s height %d, the corpus tip is %s height %d",
+						name, d.BestBlock, d.Height, corpus.StopHash, corpus.Height))
+				}
+				continue
+			}
+			if diffs := diffDigests(*c.Reference, *r.Digests); len(diffs) > 0 {
+				c.Mismatches = append(c.Mismatches, fmt.Sprintf("%s differs from %s: %s", name, refName, strings.Join(diffs, ", ")))
+			}
+		}
+	}
+	if c.Reference != nil {
+		if c.Reference.MuHash == "" {
+			c.Notes = append(c.Notes, "runs report no muhash (not compared)")
+		}
+		if c.Reference.HashSerialized3 == "" {
+			c.Notes = append(c.Notes, "runs report no hash_serialized_3 (not compared; use --hash-type hash_serialized_3)")
+		}
+	}
+	c.OK = len(c.Mismatches) == 0 && c.Compared > 0
+	return c
+}
+
+func diffDigests(a, b Digests) []string {
+	var d []string
+	cmp := func(name string, x, y any) {
+		if x != y {
+			d = append(d, fmt.Sprintf("%s %v != %v", name, y, x))
+		}
+	}
+	cmp("height", a.Height, b.Height)
+	cmp("bestblock", a.BestBlock, b.BestBlock)
+	cmp("txouts", a.TxOuts, b.TxOuts)
+	cmp("transactions", a.Transactions, b.Transactions)
+	cmp("bogosize", a.BogoSize, b.BogoSize)
+	cmp("total_amount_sat", a.TotalAmountSat, b.TotalAmountSat)
+	cmp("muhash", a.MuHash, b.MuHash)
+	cmp("hash_serialized_3", a.HashSerialized3, b.HashSerialized3)
+	return d
+}
+
+// finish computes correctness and the verdict.
+func finish(c *Custody, rule Rule) {
+	c.Correctness = CheckCorrectness(c.Identity.Corpus, c.Stores)
+	var ratios []Ratios
+	var notes, measured []string
+	for _, sr := range c.Stores {
+		switch sr.Status {
+		case StoreMeasured:
+			ratios = append(ratios, Ratios{Store: sr.Store, WallSpeedup: sr.WallSpeedup, CPUSpeedup: sr.CPUSpeedup, RSSRatio: sr.RSSRatio})
+			measured = append(measured, sr.Store)
+		case StoreUnavailable:
+			notes = append(notes, fmt.Sprintf("store %s unavailable (%s): not measured, not part of the verdict", sr.Store, sr.Reason))
+		}
+	}
+	c.Verdict = Decide(rule, ratios, c.Correctness.Mismatches)
+	if len(notes) > 0 {
+		notes = append(notes, "verdict covers: "+strings.Join(measured, ", "))
+	}
+	c.Verdict.Notes = notes
+}
