@@ -1,0 +1,100 @@
+package chaingen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/btcsuite/btcd/txscript/v2"
+	btcwire "github.com/btcsuite/btcd/wire/v2"
+)
+
+func unixTime(t int64) time.Time { return time.Unix(t, 0) }
+
+// signTx fills the scriptSigs and witnesses of tx from its plan. It reads
+// the key table (whose caches the builder filled) and writes only tx.
+func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
+	var hashes *txscript.TxSigHashes
+	for _, p := range plan {
+		if p.c.kind.segwit() {
+			m := make(map[btcwire.OutPoint]*btcwire.TxOut, len(plan))
+			for i, q := range plan {
+				m[tx.TxIn[i].PreviousOutPoint] = &btcwire.TxOut{Value: q.c.value, PkScript: q.pkScript}
+			}
+			hashes = txscript.NewTxSigHashes(tx, txscript.NewMultiPrevOutFetcher(m))
+			break
+		}
+	}
+	for i, p := range plan {
+		k := g.keys.at(int(p.c.key))
+		in := tx.TxIn[i]
+		switch p.c.kind {
+		case kP2PK, kP2PKU:
+			sig, err := txscript.RawTxInSignature(tx, i, p.pkScript, p.hashType, k.priv)
+			if err != nil {
+				return err
+			}
+			in.SignatureScript = pushData(sig)
+		case kP2PKH, kP2PKHU:
+			sig, err := txscript.RawTxInSignature(tx, i, p.pkScript, p.hashType, k.priv)
+			if err != nil {
+				return err
+			}
+			pub := k.pubC
+			if p.c.kind == kP2PKHU {
+				pub = k.pubU
+			}
+			in.SignatureScript = append(pushData(sig), pushData(pub)...)
+		case kP2WPKH, kP2SHWPKH:
+			sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, p.c.value, p2wpkh(k.hashC), p.hashType, k.priv)
+			if err != nil {
+				return err
+			}
+			in.Witness = btcwire.TxWitness{sig, k.pubC}
+		case kP2WSHMulti:
+			ws := k.multi
+			pairs := [3][2]int{{0, 1}, {0, 2}, {1, 2}}[p.pair]
+			w := btcwire.TxWitness{nil}
+			for _, j := range pairs {
+				sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, p.c.value, ws, p.hashType, g.keys.at(int(p.c.key)+j).priv)
+				if err != nil {
+					return err
+				}
+				w = append(w, sig)
+			}
+			in.Witness = append(w, ws)
+		case kP2TRKey:
+			sig, err := txscript.RawTxInTaprootSignature(tx, hashes, i, p.c.value, p.pkScript, []byte{}, p.hashType, k.priv)
+			if err != nil {
+				return err
+			}
+			in.Witness = btcwire.TxWitness{sig}
+		case kP2TRScript:
+			tr := k.tree
+			if p.leaf < 0 {
+				sig, err := txscript.RawTxInTaprootSignature(tx, hashes, i, p.c.value, p.pkScript, tr.root, p.hashType, k.priv)
+				if err != nil {
+					return err
+				}
+				in.Witness = btcwire.TxWitness{sig}
+				break
+			}
+			leaf := tr.leaves[p.leaf]
+			signer := g.keys.at(int(p.c.key) + 1 + int(p.leaf))
+			sig, err := txscript.RawTxInTapscriptSignature(tx, hashes, i, p.c.value, p.pkScript, leaf, p.hashType, signer.priv)
+			if err != nil {
+				return err
+			}
+			in.Witness = btcwire.TxWitness{sig, leaf.Script, tr.control[p.leaf]}
+		case kCLTV, kCSV:
+			ws := g.keys.witnessScript(p.c.kind, int(p.c.key), p.c.lock)
+			sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, p.c.value, ws, p.hashType, k.priv)
+			if err != nil {
+				return err
+			}
+			in.Witness = btcwire.TxWitness{sig, ws}
+		default:
+			return fmt.Errorf("input %d: unknown kind %d", i, p.c.kind)
+		}
+	}
+	return nil
+}
