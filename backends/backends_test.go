@@ -3,6 +3,8 @@ package backends
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -102,7 +104,11 @@ func TestRegisterMisuse(t *testing.T) {
 		{"empty", func() { Register("", open) }},
 		{"nil", func() { Register("test-nil", nil) }},
 		{"slash", func() { Register("a/b", open) }},
-		{"dup", func() { Register("test-dup", open); Register("test-dup", open) }},
+		{"dup", func() {
+			name := fmt.Sprintf("test-dup-%d", rand.Uint64())
+			Register(name, open)
+			Register(name, open)
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
@@ -116,9 +122,11 @@ func TestRegisterMisuse(t *testing.T) {
 }
 
 func TestOpenFailureKeepsDirUnclaimed(t *testing.T) {
-	Register("test-failing", func(string, Options) (KV, error) { return nil, errors.New("boom") })
+	// Unique per run: the registry outlives a test under -count=N.
+	name := fmt.Sprintf("test-failing-%d", rand.Uint64())
+	Register(name, func(string, Options) (KV, error) { return nil, errors.New("boom") })
 	dir := filepath.Join(t.TempDir(), "d")
-	if _, err := Open("test-failing", dir, Options{}); err == nil || !bytes.Contains([]byte(err.Error()), []byte("boom")) {
+	if _, err := Open(name, dir, Options{}); err == nil || !bytes.Contains([]byte(err.Error()), []byte("boom")) {
 		t.Fatalf("Open = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, MarkerFile)); !os.IsNotExist(err) {
