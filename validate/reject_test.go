@@ -666,10 +666,10 @@ func TestRejectCoinbaseAmount(t *testing.T) {
 	tpl.AddTx(e.spendCB(2, 1000))
 	bad := tpl.Finish()
 	e.reject(bad.Raw, "bad-cb-amount")
-	// A consensus failure (not a mutation) is cached: the same block again
-	// is "duplicate-invalid" (Core's submitblock), a child "bad-prevblk"
-	// (AcceptBlockHeader).
-	e.reject(bad.Raw, "duplicate-invalid")
+	// A ConnectBlock failure is cached: the same block again is refused as
+	// known-invalid ("duplicate" from AcceptBlockHeader; Core's submitblock
+	// pre-check says "duplicate-invalid"), a child "bad-prevblk".
+	e.rejectOneOf(bad.Raw, "duplicate", "duplicate-invalid")
 	e.reject(finishRaw(e.base.chain.Template(bad, nil)), "bad-prevblk")
 	// Paying less than allowed is fine.
 	tpl = withFee(e.template(), 999)

@@ -251,6 +251,25 @@ func (e *env) reject(raw []byte, reason string) {
 	e.sameAs(before)
 }
 
+// rejectOneOf is reject with several acceptable reasons.
+func (e *env) rejectOneOf(raw []byte, reasons ...string) {
+	e.t.Helper()
+	before := e.snapshot()
+	res, err := e.cs.ProcessBlock(raw)
+	if err == nil {
+		e.t.Fatalf("block accepted (%s), want rejection %q", res.Status, reasons)
+	}
+	got := validate.Reason(err)
+	ok := false
+	for _, r := range reasons {
+		ok = ok || got == r
+	}
+	if !ok {
+		e.t.Fatalf("reason %q (%v), want one of %q", got, err, reasons)
+	}
+	e.sameAs(before)
+}
+
 // accept submits raw and expects it connected.
 func (e *env) accept(raw []byte) {
 	e.t.Helper()
