@@ -260,7 +260,11 @@ func TestRejectCoinbaseMultiple(t *testing.T) {
 	e := newEnv(t)
 	tpl := e.template()
 	tpl.AddTx(blockgen.NewCoinbase(tpl.Height, 1, blockgen.OpTrue))
-	e.reject(finishRaw(tpl), "bad-cb-multiple")
+	raw := finishRaw(tpl)
+	e.reject(raw, "bad-cb-multiple")
+	// CheckBlock failures are never cached (Core's ProcessNewBlock skips
+	// AcceptBlock for them): the same block fails the same way again.
+	e.reject(raw, "bad-cb-multiple")
 }
 
 func TestRejectCoinbaseLength(t *testing.T) {
