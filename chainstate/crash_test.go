@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	_ "utxod/backends/bbolt"
 	"utxod/utxo"
 )
 

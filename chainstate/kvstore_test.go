@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"utxod/backends"
-	_ "utxod/backends/pebble"
+	_ "utxod/backends/all"
 	"utxod/params"
 	"utxod/script"
 	"utxod/utxo"

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"utxod/backends"
-	_ "utxod/backends/pebble"
+	_ "utxod/backends/all"
 	"utxod/chainstate"
 	"utxod/merkle"
 	"utxod/params"
