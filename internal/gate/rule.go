@@ -3,7 +3,6 @@ package gate
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -109,14 +108,37 @@ func Decide(r Rule, stores []Ratios, problems []string) Verdict {
 		return v
 	}
 	v.Decision = Revert
-	var seen []string
-	for _, f := range v.Falsifiers {
-		if s := f.String(); !slices.Contains(seen, s) {
-			seen = append(seen, s)
+	v.Reason = revertReason(v.Falsifiers, r.MaxRegression)
+	return v
+}
+
+// revertReason names the falsifiers once per store and metric, keeping the
+// strongest statement: "cpu_speedup 0.96 < 0.971" (a regression, which
+// falsifies the wall axis) implies "cpu_speedup 0.96 < 1.05".
+func revertReason(fs []Falsifier, maxReg float64) string {
+	type key struct{ store, metric string }
+	var order []key
+	pick := map[key]Falsifier{}
+	for _, f := range fs {
+		k := key{f.Store, f.Metric}
+		old, ok := pick[k]
+		if !ok {
+			order = append(order, k)
+		}
+		if !ok || (f.Op == "<" && f.Bound < old.Bound) || (f.Op == ">" && f.Bound > old.Bound) {
+			pick[k] = f
 		}
 	}
-	v.Reason = strings.Join(seen, " and ")
-	return v
+	parts := make([]string, 0, len(order))
+	for _, k := range order {
+		f := pick[k]
+		s := f.String()
+		if f.Metric != f.Axis+"_speedup" {
+			s += " (regresses by more than " + strconv.FormatFloat(maxReg*100, 'f', -1, 64) + "%)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " and ")
 }
 
 func axisValue(s Ratios, axis string) float64 {
