@@ -26,6 +26,7 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	corpus := fs.String("corpus", "", "block file (Core framing) every run imports (required)")
+	corpusBlocks := fs.Int("corpus-blocks", 0, "gate on only the first N blocks of --corpus (0: all)")
 	network := fs.String("network", "main", "network of the corpus: main, testnet3, testnet4, signet or regtest")
 	backends := fs.String("backends", "pebble,rocksdb,bbolt", "comma-separated stores; a store the binary lacks is reported unavailable and left out of the verdict")
 	control := fs.String("control", gateControlDefault, "control arm command template (shell-free argv; placeholders {bin} {network} {corpus} {backend} {datadir} {tmp} {arm} {run})")
@@ -95,19 +96,20 @@ Flags:`)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := gate.Run(ctx, gate.Config{
-		Corpus:     *corpus,
-		Network:    *network,
-		Backends:   stores,
-		Control:    gate.Arm{Template: ctlT, Bin: *controlBin, Commit: *controlCommit},
-		Candidate:  gate.Arm{Template: candT, Bin: *candidateBin, Commit: *candidateCommit},
-		Pairs:      *pairs,
-		Cooldown:   *cooldown,
-		Pin:        *pin,
-		Rule:       gate.Rule{RequiredSpeedup: *required, MaxRegression: *maxReg},
-		Workdir:    *workdir,
-		RunTimeout: *runTimeout,
-		RepoDir:    *repo,
-		Log:        stderr,
+		Corpus:       *corpus,
+		CorpusBlocks: *corpusBlocks,
+		Network:      *network,
+		Backends:     stores,
+		Control:      gate.Arm{Template: ctlT, Bin: *controlBin, Commit: *controlCommit},
+		Candidate:    gate.Arm{Template: candT, Bin: *candidateBin, Commit: *candidateCommit},
+		Pairs:        *pairs,
+		Cooldown:     *cooldown,
+		Pin:          *pin,
+		Rule:         gate.Rule{RequiredSpeedup: *required, MaxRegression: *maxReg},
+		Workdir:      *workdir,
+		RunTimeout:   *runTimeout,
+		RepoDir:      *repo,
+		Log:          stderr,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod gate:", err)

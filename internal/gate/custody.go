@@ -65,13 +65,19 @@ type Binary struct {
 
 // CorpusIdentity identifies the block file.
 type CorpusIdentity struct {
-	Path     string `json:"path"`
-	SHA256   string `json:"sha256"`
-	Bytes    int64  `json:"bytes"`
-	Network  string `json:"network"`
-	Blocks   int    `json:"blocks"`    // framed blocks in the file
-	Height   int    `json:"height"`    // height of the best-linked tip (genesis = 0)
-	StopHash string `json:"stop_hash"` // that tip's hash: every run must end there
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Bytes   int64  `json:"bytes"`
+	Network string `json:"network"`
+	// Source and PrefixBlocks are set when the corpus is the first
+	// PrefixBlocks blocks of Source (--corpus-blocks); Path is then the
+	// prefix file, which the gate deletes afterwards (SHA256 identifies it).
+	Source       string `json:"source,omitempty"`
+	SourceSHA256 string `json:"source_sha256,omitempty"`
+	PrefixBlocks int    `json:"prefix_blocks,omitempty"`
+	Blocks       int    `json:"blocks"`    // framed blocks in the file
+	Height       int    `json:"height"`    // height of the best-linked tip (genesis = 0)
+	StopHash     string `json:"stop_hash"` // that tip's hash: every run must end there
 }
 
 // HostIdentity describes the machine.

@@ -31,9 +31,6 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"utxod/params"
-	"utxod/wire"
 )
 
 const slowEnv = "UTXOD_GATE_TEST_SLOW"
@@ -106,7 +103,8 @@ func fixtures(t *testing.T) (bin, corpus string) {
 		t.Skip("the gate measures Linux rusage")
 	}
 	buildOnce.Do(func() {
-		corpusPth, buildErr = writePrefix(filepath.Join(testTmp, "tiny.dat"), 2001)
+		corpusPth = filepath.Join(testTmp, "tiny.dat")
+		_, buildErr = WritePrefix("../../testdata/mainnet/blk_0_to_14131.dat", "main", 2001, corpusPth)
 		if buildErr != nil {
 			return
 		}
@@ -124,28 +122,6 @@ func fixtures(t *testing.T) (bin, corpus string) {
 		t.Fatal(buildErr)
 	}
 	return utxodBin, corpusPth
-}
-
-// writePrefix copies the first n framed blocks of the mainnet sample.
-func writePrefix(path string, n int) (string, error) {
-	f, err := os.Open("../../testdata/mainnet/blk_0_to_14131.dat")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	p, _ := params.ByName("main")
-	r := wire.NewBlockFileReader(f, p.Magic)
-	var out bytes.Buffer
-	for i := 0; i < n; i++ {
-		raw, _, err := r.Next()
-		if err != nil {
-			return "", err
-		}
-		out.Write(p.Magic[:])
-		out.Write([]byte{byte(len(raw)), byte(len(raw) >> 8), byte(len(raw) >> 16), byte(len(raw) >> 24)})
-		out.Write(raw)
-	}
-	return path, os.WriteFile(path, out.Bytes(), 0o644)
 }
 
 const importT = "{bin} import --network {network} --datadir {datadir} --backend {backend} --json --hash-type hash_serialized_3 --log-level warn"

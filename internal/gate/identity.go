@@ -1,10 +1,12 @@
 package gate
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -176,4 +178,46 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// WritePrefix copies the first n framed blocks of the block file src to dst
+// (Core framing: magic, little-endian length, block) and returns how many it
+// wrote (fewer if src has fewer).
+func WritePrefix(src, network string, n int, dst string) (int, error) {
+	p, err := params.ByName(network)
+	if err != nil {
+		return 0, err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	r := wire.NewBlockFileReader(in, p.Magic)
+	count := 0
+	for ; count < n; count++ {
+		raw, _, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			out.Close()
+			return count, fmt.Errorf("gate: corpus %s: %w", src, err)
+		}
+		var hdr [8]byte
+		copy(hdr[:4], p.Magic[:])
+		binary.LittleEndian.PutUint32(hdr[4:], uint32(len(raw)))
+		w.Write(hdr[:])
+		w.Write(raw)
+	}
+	if err := w.Flush(); err != nil {
+		out.Close()
+		return count, err
+	}
+	return count, out.Close()
 }

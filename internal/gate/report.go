@@ -135,7 +135,11 @@ func RenderMarkdown(c *Custody, chart string) string {
 		}
 		w("\n")
 	}
-	w("- corpus: `%s` sha256 `%s`, %d bytes\n", id.Corpus.Path, id.Corpus.SHA256, id.Corpus.Bytes)
+	w("- corpus: `%s` sha256 `%s`, %d bytes", id.Corpus.Path, id.Corpus.SHA256, id.Corpus.Bytes)
+	if id.Corpus.Source != "" {
+		w(" — the first %d blocks of `%s` (sha256 `%s`)", id.Corpus.PrefixBlocks, id.Corpus.Source, id.Corpus.SourceSHA256)
+	}
+	w("\n")
 	var feats []string
 	for _, k := range slices.Sorted(maps.Keys(id.Host.Features)) {
 		if id.Host.Features[k] {

@@ -32,11 +32,14 @@ type Arm struct {
 
 // Config describes one gate.
 type Config struct {
-	Corpus    string
-	Network   string
-	Backends  []string
-	Control   Arm
-	Candidate Arm
+	Corpus string
+	// CorpusBlocks > 0 gates on only the first CorpusBlocks blocks of Corpus
+	// (copied to a temporary file in Workdir).
+	CorpusBlocks int
+	Network      string
+	Backends     []string
+	Control      Arm
+	Candidate    Arm
 	// Pairs of runs per store, alternating ABBA.
 	Pairs    int
 	Cooldown time.Duration
@@ -87,7 +90,10 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 		cfg.Workdir = os.TempDir()
 	}
 	if cfg.RepoDir == "" {
-		cfg.RepoDir, _ = os.Getwd()
+		cfg.RepoDir = "."
+	}
+	if abs, err := filepath.Abs(cfg.RepoDir); err == nil {
+		cfg.RepoDir = abs
 	}
 	logw := cfg.Log
 	if logw == nil {
@@ -139,9 +145,31 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 		}
 		c.Identity.Binaries[name] = info
 	}
+	var source *CorpusIdentity
+	if cfg.CorpusBlocks > 0 {
+		src, err := ScanCorpus(corpus, cfg.Network)
+		if err != nil {
+			return nil, err
+		}
+		source = &src
+		f, err := os.CreateTemp(workdir, "utxod-gate-corpus-*.dat")
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		defer os.Remove(f.Name())
+		if _, err := WritePrefix(corpus, cfg.Network, cfg.CorpusBlocks, f.Name()); err != nil {
+			return nil, err
+		}
+		corpus = f.Name()
+	}
 	c.Identity.Corpus, err = ScanCorpus(corpus, cfg.Network)
 	if err != nil {
 		return nil, err
+	}
+	if source != nil {
+		c.Identity.Corpus.Source, c.Identity.Corpus.SourceSHA256 = source.Path, source.SHA256
+		c.Identity.Corpus.PrefixBlocks = c.Identity.Corpus.Blocks
 	}
 	pin, err := newPinner(cfg.Pin)
 	if err != nil {
