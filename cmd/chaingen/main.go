@@ -36,6 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	maxTxs := fs.Int("max-txs", 0, "bound on non-coinbase transactions per block (0: none)")
 	ramp := fs.Int("ramp", 0, "height at which the mean block reaches half the weight bound (default early 2500, modern 400)")
 	keys := fs.Int("keys", 0, "size of the deterministic key table (default 4096)")
+	startTime := fs.Uint("start-time", 0, "earliest block time, Unix seconds (default 1333238400, btcd's BIP16 switch time)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: chaingen --profile early|modern (--blocks N | --target-inputs N) --seed S --out FILE [--reorgs K] [--json]\n\nFlags:")
 		fs.PrintDefaults()
@@ -55,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	g, err := chaingen.New(chaingen.Config{
 		Profile: *profile, Params: p, Seed: *seed, Blocks: *blocks, TargetInputs: *target,
 		Reorgs: *reorgs, Workers: *workers, MaxBlockWeight: *maxWeight, MaxTxs: *maxTxs, Ramp: *ramp, Keys: *keys,
+		StartTime: uint32(*startTime),
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, err)

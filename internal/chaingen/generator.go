@@ -48,6 +48,18 @@ const (
 	ProfileModern = "modern"
 )
 
+// DefaultStartTime is the earliest header time of a generated block:
+// 2012-04-01 00:00:00 UTC, btcd's txscript.Bip16Activation. Core applies
+// P2SH (and with it segwit) to every regtest block whatever its time, but
+// btcd's blockchain enables P2SH only for blocks timestamped at or after
+// this instant (blockchain/validate.go checkConnectBlock: enforceBIP0016 :=
+// node.timestamp >= txscript.Bip16Activation.Unix()), and with segwit on and
+// P2SH off its script engine refuses every input ("P2SH must be enabled to
+// do witness verification"). Starting here keeps btcd usable as a
+// cross-check; the regtest genesis block (1296688602) stays the parent of
+// block 1, whose time is simply 14 months later.
+const DefaultStartTime = 1333238400
+
 // TimeCap is the latest header time the generator writes (2026-01-01
 // 00:00:00 UTC); past it, blocks step one second above their parent.
 const TimeCap = 1767225600
@@ -81,6 +93,8 @@ type Config struct {
 	Ramp int
 	// Keys is the size of the deterministic key table (default 4096).
 	Keys int
+	// StartTime is the earliest header time (0: DefaultStartTime).
+	StartTime uint32
 }
 
 // Summary describes a generated file. Counts named Best* and Txs/Inputs/
@@ -164,6 +178,9 @@ func New(cfg Config) (*Generator, error) {
 		if g.modern {
 			g.ramp = 400
 		}
+	}
+	if g.cfg.StartTime == 0 {
+		g.cfg.StartTime = DefaultStartTime
 	}
 	g.workers = cfg.Workers
 	if g.workers <= 0 {
@@ -289,20 +306,21 @@ func (g *Generator) reorg(st *state, ev reorgEvent) (*state, int64, error) {
 // 20 up to 30 minutes below its parent (still above MTP, as Core allows).
 func (g *Generator) nextTime(st *state, mtp uint32) uint32 {
 	parent := int64(st.times[len(st.times)-1])
+	if start := int64(g.cfg.StartTime); parent < start {
+		parent = start - 1
+	}
 	var t int64
 	if g.modern && g.rng.IntN(20) == 0 {
 		t = parent - int64(g.rng.IntN(1800))
-		if t < parent {
-			st.cover[covTimeBackwards]++
-		}
 	} else {
 		t = parent + 1 + int64(g.rng.IntN(1199))
 	}
 	if t > TimeCap {
 		t = parent + 1
 	}
-	if t <= int64(mtp) {
-		t = int64(mtp) + 1
+	t = max(t, int64(mtp)+1, int64(g.cfg.StartTime))
+	if t < parent {
+		st.cover[covTimeBackwards]++
 	}
 	return uint32(t)
 }
