@@ -286,13 +286,37 @@ func mutationReason(r string) bool {
 	return false
 }
 
-// activateBestChain moves the active chain to target: disconnect back to the
-// fork, then connect target's branch. If a block of the branch is invalid,
-// the branch is marked invalid and the previous chain is restored; the
-// error of the failing block is returned only when that block is target.
+// activateBestChain moves the active chain to target (which has more work
+// than the tip): disconnect back to the fork, then connect target's branch
+// block by block, like Core's ActivateBestChain. If a block of the branch is
+// invalid it is marked invalid (with its descendants, target among them) and
+// the chain moves to the most-work chain that is still valid and has its
+// data — the part of the branch already connected, the old chain, or another
+// stored branch. The error of the first failing block is returned.
 func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
-	oldTip := cs.chain.Tip()
-	fork := cs.index.FindFork(oldTip, target)
+	var firstErr error
+	for target != nil && target != cs.chain.Tip() && validate.Better(target, cs.chain.Tip()) {
+		err := cs.stepTo(target)
+		if err == nil {
+			break
+		}
+		var re *validate.RuleError
+		if !errors.As(err, &re) {
+			return err // store failure: nothing sensible to restore
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		target = cs.bestCandidate()
+	}
+	return firstErr
+}
+
+// stepTo disconnects to the fork with target and connects target's branch.
+// On an invalid block it marks it invalid and stops, leaving the chain at
+// the block's parent.
+func (cs *Chainstate) stepTo(target *validate.BlockNode) error {
+	fork := cs.index.FindFork(cs.chain.Tip(), target)
 	if err := cs.disconnectTo(fork); err != nil {
 		return err
 	}
@@ -304,17 +328,9 @@ func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
 		n := path[i]
 		if err := cs.connect(n); err != nil {
 			var re *validate.RuleError
-			if !errors.As(err, &re) {
-				return err // store failure: nothing sensible to restore
-			}
-			cs.index.MarkInvalid(n, re.Reason)
-			cs.log.Warn("invalid block on best branch", "hash", n.Hash, "height", n.Height, "reason", re.Reason)
-			// Restore the old chain, which still has the most valid work.
-			if rerr := cs.disconnectTo(fork); rerr != nil {
-				return rerr
-			}
-			if rerr := cs.connectPath(fork, oldTip); rerr != nil {
-				return rerr
+			if errors.As(err, &re) {
+				cs.index.MarkInvalid(n, re.Reason)
+				cs.log.Warn("invalid block on the best branch", "hash", n.Hash, "height", n.Height, "reason", re.Reason)
 			}
 			return err
 		}
@@ -322,17 +338,26 @@ func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
 	return nil
 }
 
-func (cs *Chainstate) connectPath(from, to *validate.BlockNode) error {
-	var path []*validate.BlockNode
-	for n := to; n != from; n = n.Parent {
-		path = append(path, n)
-	}
-	for i := len(path) - 1; i >= 0; i-- {
-		if err := cs.connect(path[i]); err != nil {
-			return err
+// bestCandidate is the most-work valid block (ties: first seen) whose branch
+// back to the active chain has its data stored; the tip when nothing beats
+// it.
+func (cs *Chainstate) bestCandidate() *validate.BlockNode {
+	tip := cs.chain.Tip()
+	best := tip
+	cs.index.ForEach(func(n *validate.BlockNode) bool {
+		// Core's candidate order: more work, then first seen.
+		if n.Status.Invalid() || !validate.Better(n, best) {
+			return true
 		}
-	}
-	return nil
+		for a := n; !cs.chain.Contains(a); a = a.Parent {
+			if a.Status.Invalid() || !a.Status.Has(validate.StatusHaveData) {
+				return true
+			}
+		}
+		best = n
+		return true
+	})
+	return best
 }
 
 func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {

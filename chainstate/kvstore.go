@@ -359,13 +359,16 @@ func (s *KVStore) Flush(index []*validate.BlockNode) error {
 		b.Put(keyStats, s.stats)
 		b.Put(keyTip, bytes.Clone(s.tip[:]))
 	}
+	if b.Len() == 0 {
+		return nil // nothing changed since the last flush
+	}
 	if err := s.kv.Write(b, backends.Sync); err != nil {
 		return fmt.Errorf("chainstate: flush: %w", err)
 	}
 	b.Reset()
 	clear(s.undo)
 	clear(s.blocks)
-	s.genesis = nil
+	s.genesis, s.stats = nil, nil
 	if s.cacheBytes > s.budget {
 		clear(s.cache)
 		s.cacheBytes = 0

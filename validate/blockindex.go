@@ -228,6 +228,11 @@ func (bi *BlockIndex) newNode(h wire.Header, hash wire.Hash, parent *BlockNode) 
 	return n
 }
 
+// Better reports whether a should be preferred to b as a chain tip: more
+// chainwork, or equal work and seen first (Core's nSequenceId tie-break).
+// A nil b loses to anything.
+func Better(a, b *BlockNode) bool { return better(a, b) }
+
 // better reports whether a should replace b as best header.
 func better(a, b *BlockNode) bool {
 	if b == nil {

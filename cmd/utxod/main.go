@@ -15,6 +15,7 @@ Usage:
 
 Commands:
   import       validate and connect blocks from Core block files (blk*.dat framing)
+  chainstate   print a datadir's chainstate (gettxoutsetinfo fields and digests)
   gate         performance gate: control vs candidate arms, ABBA, per store; custody JSON + report
   serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST)
   help         show this help
@@ -34,6 +35,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "import":
 		return cmdImport(args[1:], stdout, stderr)
+	case "chainstate":
+		return cmdChainstate(args[1:], stdout, stderr)
 	case "serve":
 		return cmdServe(args[1:], stdout, stderr)
 	case "gate":
