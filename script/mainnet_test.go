@@ -193,7 +193,16 @@ func loadBlock277647(t testing.TB) (*wire.Block, [][]wire.TxOut) {
 // checks that flipping one byte inside any signature fails the input.
 func TestMainnetBlock277647(t *testing.T) {
 	blk, prevs := loadBlock277647(t)
-	e := NewBtcdEngine(WithSigCache(1000))
+	forEachEngine(t, func(t *testing.T, ne namedEngine) {
+		e := ne.e
+		if ne.btcd {
+			e = NewBtcdEngine(WithSigCache(1000))
+		}
+		mainnetBlock277647(t, e, blk, prevs)
+	})
+}
+
+func mainnetBlock277647(t *testing.T, e Engine, blk *wire.Block, prevs [][]wire.TxOut) {
 	inputs, flipped := 0, 0
 	for ti := 1; ti < len(blk.Txs); ti++ {
 		tx := &blk.Txs[ti]
@@ -264,7 +273,19 @@ func TestConcurrentVerify(t *testing.T) {
 		}
 	}
 	tx := &blk.Txs[best]
-	v, err := NewBtcdEngine(WithSigCache(100)).Prepare(tx, prevs[best])
+	forEachEngine(t, func(t *testing.T, ne namedEngine) {
+		e := ne.e
+		if ne.btcd {
+			e = NewBtcdEngine(WithSigCache(100))
+		} else {
+			e = NewEngine(WithSigVerifier(ne.e.(*NativeEngine).Verifier()), WithSigCacheEntries(100))
+		}
+		concurrentVerify(t, e, tx, prevs[best], best)
+	})
+}
+
+func concurrentVerify(t *testing.T, e Engine, tx *wire.Tx, prevs []wire.TxOut, best int) {
+	v, err := e.Prepare(tx, prevs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,11 +42,11 @@ func derEncode(r, s []byte) []byte {
 // ecdsaCase is one input with the result every verifier must give (want
 // -1: only agreement is required).
 type ecdsaCase struct {
-	name   string
-	pub    []byte
-	sig    []byte
-	msg    [32]byte
-	want   int
+	name string
+	pub  []byte
+	sig  []byte
+	msg  [32]byte
+	want int
 }
 
 func ecdsaCases(rng *rand.Rand, n int) []ecdsaCase {

@@ -175,7 +175,10 @@ func TestTaprootReference(t *testing.T) {
 	if len(ents) != 2760 {
 		t.Errorf("%d taproot-ref files, want 2760", len(ents))
 	}
-	e := NewBtcdEngine()
+	forEachEngine(t, func(t *testing.T, ne namedEngine) { taprootReference(t, ne.e, dir, ents) })
+}
+
+func taprootReference(t *testing.T, e Engine, dir string, ents []os.DirEntry) {
 	var (
 		mu                sync.Mutex
 		nSuccess, nFail   int

@@ -135,9 +135,13 @@ func txVerify(t *testing.T, e Engine, c txCase, flags Flags, badFlags *int) erro
 }
 
 func TestTxValidCurrent(t *testing.T) {
-	e := NewBtcdEngine()
-	rng := rand.New(rand.NewPCG(22, 2021))
 	cases := parseTxCases(t, "testdata/core-vectors/tx_valid.json", true)
+	forEachEngine(t, func(t *testing.T, ne namedEngine) { txValidCurrent(t, ne, cases) })
+}
+
+func txValidCurrent(t *testing.T, ne namedEngine, cases []txCase) {
+	e := ne.e
+	rng := rand.New(rand.NewPCG(22, 2021))
 	bad := 0
 	for _, c := range cases {
 		excluded, err := ParseFlags(c.flags)
@@ -165,7 +169,7 @@ func TestTxValidCurrent(t *testing.T) {
 			}
 		}
 		for _, x := range excludeIndividualFlags(excluded) {
-			if gap, ok := btcdPolicyGaps[c.row]; ok && excluded&^x == gap.flag {
+			if gap, ok := btcdPolicyGaps[c.row]; ok && ne.btcd && excluded&^x == gap.flag {
 				if txVerify(t, e, c, ^x, &bad) == nil {
 					t.Logf("row %d: known btcd policy gap, passes with %v re-added: %s", c.row, gap.flag, gap.why)
 				} else {
@@ -185,9 +189,12 @@ func TestTxValidCurrent(t *testing.T) {
 }
 
 func TestTxInvalidCurrent(t *testing.T) {
-	e := NewBtcdEngine()
-	rng := rand.New(rand.NewPCG(22, 2021))
 	cases := parseTxCases(t, "testdata/core-vectors/tx_invalid.json", true)
+	forEachEngine(t, func(t *testing.T, ne namedEngine) { txInvalidCurrent(t, ne.e, cases) })
+}
+
+func txInvalidCurrent(t *testing.T, e Engine, cases []txCase) {
+	rng := rand.New(rand.NewPCG(22, 2021))
 	nBad := 0
 	for _, c := range cases {
 		if r := checkTransaction(c.tx); r != "" {
@@ -236,8 +243,13 @@ func TestTxInvalidCurrent(t *testing.T) {
 // The v0.24.2-era vectors: listed flags apply to both files; a tx_invalid
 // case is invalid if CheckTransaction or any input fails (Core before 22).
 func TestTxVectorsV0242(t *testing.T) {
-	e := NewBtcdEngine()
-	for _, c := range parseTxCases(t, "../testdata/core-vectors/tx_valid.json", false) {
+	valid := parseTxCases(t, "../testdata/core-vectors/tx_valid.json", false)
+	invalid := parseTxCases(t, "../testdata/core-vectors/tx_invalid.json", false)
+	forEachEngine(t, func(t *testing.T, ne namedEngine) { txVectorsV0242(t, ne.e, valid, invalid) })
+}
+
+func txVectorsV0242(t *testing.T, e Engine, valid, invalid []txCase) {
+	for _, c := range valid {
 		flags, err := ParseFlags(c.flags)
 		if err != nil {
 			t.Fatalf("row %d: %v", c.row, err)
@@ -249,7 +261,7 @@ func TestTxVectorsV0242(t *testing.T) {
 			t.Errorf("tx_valid row %d: %v", c.row, err)
 		}
 	}
-	for _, c := range parseTxCases(t, "../testdata/core-vectors/tx_invalid.json", false) {
+	for _, c := range invalid {
 		flags, err := ParseFlags(c.flags)
 		if err != nil {
 			t.Fatalf("row %d: %v", c.row, err)

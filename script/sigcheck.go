@@ -1,0 +1,284 @@
+package script
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+
+	"utxod/wire"
+)
+
+var (
+	ff8zero = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0}
+	zeroB   = []byte{0}
+)
+
+// checkECDSA is Core's CheckECDSASignature for BASE and WITNESS_V0.
+func (m *vm) checkECDSA(sig, pub, scriptCode []byte, sv sigVersion) bool {
+	if !validPubKeySize(pub) || len(sig) == 0 {
+		return false
+	}
+	ht := uint32(sig[len(sig)-1])
+	der := sig[:len(sig)-1]
+	if sv == svBase {
+		m.legacySigHash(scriptCode, ht)
+	} else {
+		m.bip143SigHash(scriptCode, ht)
+	}
+	e := m.p.eng
+	if e.cache == nil {
+		return e.verifier.VerifyECDSA(pub, der, m.sum)
+	}
+	k := e.cache.ecdsaKey(m.scratch, &m.sum, pub, der)
+	if e.cache.contains(&k) {
+		return true
+	}
+	if !e.verifier.VerifyECDSA(pub, der, m.sum) {
+		return false
+	}
+	e.cache.insert(&k)
+	return true
+}
+
+// checkSchnorr is Core's CheckSchnorrSignature; pub is 32 bytes.
+func (m *vm) checkSchnorr(sig, pub []byte, sv sigVersion) string {
+	if len(sig) != 64 && len(sig) != 65 {
+		return "SCHNORR_SIG_SIZE"
+	}
+	ht := byte(0)
+	if len(sig) == 65 {
+		ht = sig[64]
+		if ht == 0 {
+			return "SCHNORR_SIG_HASHTYPE"
+		}
+		sig = sig[:64]
+	}
+	if !m.taprootSigHash(ht, sv) {
+		return "SCHNORR_SIG_HASHTYPE"
+	}
+	e := m.p.eng
+	var k [32]byte
+	if e.cache != nil {
+		k = e.cache.schnorrKey(m.scratch, &m.sum, pub, sig)
+		if e.cache.contains(&k) {
+			return ""
+		}
+	}
+	if !e.verifier.VerifySchnorr([32]byte(pub), [64]byte(sig), m.sum) {
+		return "SCHNORR_SIG"
+	}
+	if e.cache != nil {
+		e.cache.insert(&k)
+	}
+	return ""
+}
+
+// w32/w64/wcompact write little-endian integers through m's scratch.
+func (m *vm) w32(h hash.Hash, v uint32) {
+	b := m.scratch[:4]
+	binary.LittleEndian.PutUint32(b, v)
+	h.Write(b)
+}
+
+func (m *vm) w64(h hash.Hash, v uint64) {
+	b := m.scratch[:8]
+	binary.LittleEndian.PutUint64(b, v)
+	h.Write(b)
+}
+
+func (m *vm) wcompact(h hash.Hash, v uint64) {
+	h.Write(wire.AppendCompactSize(m.scratch[:0], v))
+}
+
+// finishDouble sets m.sum to SHA256(SHA256(h's data)).
+func (m *vm) finishDouble(h hash.Hash) {
+	h.Sum(m.sum[:0])
+	m.sum = sha256.Sum256(m.sum[:])
+}
+
+// legacySigHash is LegacySigHash streamed through the vm's hasher (no
+// allocation); the result is in m.sum.
+func (m *vm) legacySigHash(scriptCode []byte, hashType uint32) {
+	tx, idx := m.p.tx, m.idx
+	base := hashType & 0x1f
+	single := base == SigHashSingle
+	none := base == SigHashNone
+	anyone := hashType&SigHashAnyoneCanPay != 0
+	if single && idx >= len(tx.Outputs) {
+		m.sum = [32]byte{0: 1}
+		return
+	}
+	h := m.h
+	h.Reset()
+	m.w32(h, uint32(tx.Version))
+	nIn := len(tx.Inputs)
+	if anyone {
+		nIn = 1
+	}
+	m.wcompact(h, uint64(nIn))
+	for k := 0; k < nIn; k++ {
+		i := k
+		if anyone {
+			i = idx
+		}
+		in := &tx.Inputs[i]
+		h.Write(in.PrevHash[:])
+		m.w32(h, in.PrevIndex)
+		if i != idx {
+			h.Write(zeroB)
+		} else {
+			writeScriptCode(h, scriptCode, func(v uint64) { m.wcompact(h, v) })
+		}
+		if i != idx && (single || none) {
+			m.w32(h, 0)
+		} else {
+			m.w32(h, in.Sequence)
+		}
+	}
+	nOut := len(tx.Outputs)
+	switch {
+	case none:
+		nOut = 0
+	case single:
+		nOut = idx + 1
+	}
+	m.wcompact(h, uint64(nOut))
+	for i := 0; i < nOut; i++ {
+		if single && i != idx {
+			h.Write(ff8zero)
+			continue
+		}
+		o := &tx.Outputs[i]
+		m.w64(h, uint64(o.Value))
+		m.wcompact(h, uint64(len(o.Script)))
+		h.Write(o.Script)
+	}
+	m.w32(h, tx.LockTime)
+	m.w32(h, hashType)
+	m.finishDouble(h)
+}
+
+// bip143SigHash is Core's SignatureHash for WITNESS_V0 (BIP143); the
+// result is in m.sum.
+func (m *vm) bip143SigHash(scriptCode []byte, hashType uint32) {
+	p, tx, idx := m.p, m.p.tx, m.idx
+	p.initShared()
+	base := hashType & 0x1f
+	anyone := hashType&SigHashAnyoneCanPay != 0
+	var outHash [32]byte
+	switch {
+	case base != SigHashSingle && base != SigHashNone:
+		outHash = p.hashOutputs
+	case base == SigHashSingle && idx < len(tx.Outputs):
+		h := m.h
+		h.Reset()
+		writeTxOut(h, m.scratch[:9], &tx.Outputs[idx])
+		m.finishDouble(h)
+		outHash = m.sum
+	}
+	h := m.h
+	h.Reset()
+	m.w32(h, uint32(tx.Version))
+	if !anyone {
+		h.Write(p.hashPrevouts[:])
+	} else {
+		h.Write(zero32[:])
+	}
+	if !anyone && base != SigHashSingle && base != SigHashNone {
+		h.Write(p.hashSequence[:])
+	} else {
+		h.Write(zero32[:])
+	}
+	in := &tx.Inputs[idx]
+	h.Write(in.PrevHash[:])
+	m.w32(h, in.PrevIndex)
+	m.wcompact(h, uint64(len(scriptCode)))
+	h.Write(scriptCode)
+	m.w64(h, uint64(p.prevouts[idx].Value))
+	m.w32(h, in.Sequence)
+	m.sum = outHash
+	h.Write(m.sum[:])
+	m.w32(h, tx.LockTime)
+	m.w32(h, hashType)
+	m.finishDouble(h)
+}
+
+// taprootSigHash is Core's SignatureHashSchnorr; the result is in m.sum.
+// It returns false for an undefined hash type or SIGHASH_SINGLE without a
+// matching output.
+func (m *vm) taprootSigHash(ht byte, sv sigVersion) bool {
+	p, tx, idx := m.p, m.p.tx, m.idx
+	if !(ht <= 3 || (ht >= 0x81 && ht <= 0x83)) {
+		return false
+	}
+	outputType := ht & 3
+	if ht == 0 {
+		outputType = SigHashAll
+	}
+	anyone := ht&SigHashAnyoneCanPay != 0
+	if outputType == SigHashSingle {
+		if idx >= len(tx.Outputs) {
+			return false
+		}
+		if !m.ed.outputHashSet {
+			h := m.h2
+			h.Reset()
+			writeTxOut(h, m.scratch[:9], &tx.Outputs[idx])
+			h.Sum(m.ed.outputHash[:0])
+			m.ed.outputHashSet = true
+		}
+	}
+	p.initShared()
+	p.initTaproot()
+	h := m.h
+	h.Reset()
+	h.Write(tagTapSighash[:])
+	b := m.scratch[:2]
+	b[0], b[1] = 0, ht // epoch, hash type
+	h.Write(b)
+	m.w32(h, uint32(tx.Version))
+	m.w32(h, tx.LockTime)
+	if !anyone {
+		h.Write(p.shaPrevouts[:])
+		h.Write(p.shaAmounts[:])
+		h.Write(p.shaScriptPubKeys[:])
+		h.Write(p.shaSequences[:])
+	}
+	if outputType == SigHashAll {
+		h.Write(p.shaOutputs[:])
+	}
+	spendType := byte(0)
+	if sv == svTapscript {
+		spendType = 2
+	}
+	if m.ed.annexPresent {
+		spendType |= 1
+	}
+	b = m.scratch[:1]
+	b[0] = spendType
+	h.Write(b)
+	if anyone {
+		in := &tx.Inputs[idx]
+		h.Write(in.PrevHash[:])
+		m.w32(h, in.PrevIndex)
+		writeTxOut(h, m.scratch[:9], &p.prevouts[idx])
+		m.w32(h, in.Sequence)
+	} else {
+		m.w32(h, uint32(idx))
+	}
+	if m.ed.annexPresent {
+		h.Write(m.ed.annexHash[:])
+	}
+	if outputType == SigHashSingle {
+		h.Write(m.ed.outputHash[:])
+	}
+	if sv == svTapscript {
+		h.Write(m.ed.tapleafHash[:])
+		b = m.scratch[:1]
+		b[0] = 0 // key_version
+		h.Write(b)
+		m.w32(h, m.ed.codesepPos)
+	}
+	h.Sum(m.sum[:0])
+	return true
+}
