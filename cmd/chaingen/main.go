@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"utxod/internal/chaingen"
 	"utxod/params"
@@ -36,6 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	maxTxs := fs.Int("max-txs", 0, "bound on non-coinbase transactions per block (0: none)")
 	ramp := fs.Int("ramp", 0, "height at which the mean block reaches half the weight bound (default early 2500, modern 400)")
 	keys := fs.Int("keys", 0, "size of the deterministic key table (default 4096)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	startTime := fs.Uint("start-time", 0, "earliest block time, Unix seconds (default 1333238400, btcd's BIP16 switch time)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: chaingen --profile early|modern (--blocks N | --target-inputs N) --seed S --out FILE [--reorgs K] [--json]\n\nFlags:")
@@ -61,6 +63,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "chaingen:", err)
+			return 1
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintln(stderr, "chaingen:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	f, err := os.Create(*out)
 	if err != nil {

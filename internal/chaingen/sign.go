@@ -10,6 +10,25 @@ import (
 
 func unixTime(t int64) time.Time { return time.Unix(t, 0) }
 
+// legacySig is txscript.RawTxInSignature with the compiled-in signer.
+func legacySig(tx *btcwire.MsgTx, idx int, subScript []byte, ht txscript.SigHashType, k *key) ([]byte, error) {
+	h, err := txscript.CalcSignatureHash(subScript, ht, tx, idx)
+	if err != nil {
+		return nil, err
+	}
+	return append(ecdsaSign(k.priv, h), byte(ht)), nil
+}
+
+// witnessSig is txscript.RawTxInWitnessSignature (BIP143) with the
+// compiled-in signer.
+func witnessSig(tx *btcwire.MsgTx, hashes *txscript.TxSigHashes, idx int, value int64, subScript []byte, ht txscript.SigHashType, k *key) ([]byte, error) {
+	h, err := txscript.CalcWitnessSigHash(subScript, hashes, ht, tx, idx, value)
+	if err != nil {
+		return nil, err
+	}
+	return append(ecdsaSign(k.priv, h), byte(ht)), nil
+}
+
 // signTx fills the scriptSigs and witnesses of tx from its plan. It reads
 // the key table (whose caches the builder filled) and writes only tx.
 func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
@@ -29,13 +48,13 @@ func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
 		in := tx.TxIn[i]
 		switch p.c.kind {
 		case kP2PK, kP2PKU:
-			sig, err := txscript.RawTxInSignature(tx, i, p.pkScript, p.hashType, k.priv)
+			sig, err := legacySig(tx, i, p.pkScript, p.hashType, k)
 			if err != nil {
 				return err
 			}
 			in.SignatureScript = pushData(sig)
 		case kP2PKH, kP2PKHU:
-			sig, err := txscript.RawTxInSignature(tx, i, p.pkScript, p.hashType, k.priv)
+			sig, err := legacySig(tx, i, p.pkScript, p.hashType, k)
 			if err != nil {
 				return err
 			}
@@ -45,7 +64,7 @@ func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
 			}
 			in.SignatureScript = append(pushData(sig), pushData(pub)...)
 		case kP2WPKH, kP2SHWPKH:
-			sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, p.c.value, p2wpkh(k.hashC), p.hashType, k.priv)
+			sig, err := witnessSig(tx, hashes, i, p.c.value, p2wpkh(k.hashC), p.hashType, k)
 			if err != nil {
 				return err
 			}
@@ -55,7 +74,7 @@ func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
 			pairs := [3][2]int{{0, 1}, {0, 2}, {1, 2}}[p.pair]
 			w := btcwire.TxWitness{nil}
 			for _, j := range pairs {
-				sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, p.c.value, ws, p.hashType, g.keys.at(int(p.c.key)+j).priv)
+				sig, err := witnessSig(tx, hashes, i, p.c.value, ws, p.hashType, g.keys.at(int(p.c.key)+j))
 				if err != nil {
 					return err
 				}
@@ -87,7 +106,7 @@ func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
 			in.Witness = btcwire.TxWitness{sig, leaf.Script, tr.control[p.leaf]}
 		case kCLTV, kCSV:
 			ws := g.keys.witnessScript(p.c.kind, int(p.c.key), p.c.lock)
-			sig, err := txscript.RawTxInWitnessSignature(tx, hashes, i, p.c.value, ws, p.hashType, k.priv)
+			sig, err := witnessSig(tx, hashes, i, p.c.value, ws, p.hashType, k)
 			if err != nil {
 				return err
 			}
