@@ -29,6 +29,10 @@ type Result struct {
 	Hash   wire.Hash `json:"hash"`
 	Height int32     `json:"height"`
 	Status Status    `json:"status"`
+	// Txs and Inputs count the block's transactions and non-coinbase inputs
+	// (for progress figures; not part of the API answer).
+	Txs    int `json:"-"`
+	Inputs int `json:"-"`
 }
 
 // ErrParse wraps a block that could not be parsed.
@@ -37,25 +41,26 @@ var ErrParse = errors.New("chainstate: block does not parse")
 // ErrOrphanPoolFull refuses an orphan when the pool is full.
 var ErrOrphanPoolFull = errors.New("chainstate: orphan pool full")
 
-// maxOrphans bounds the orphan pool.
-const maxOrphans = 1024
+// defaultOrphanBytes bounds the orphan pool unless Config says otherwise.
+const defaultOrphanBytes = 64 << 20
 
 // Chainstate is the node: block index, active chain, coin store and
 // statistics. All methods are safe for concurrent use; blocks are processed
 // one at a time.
 type Chainstate struct {
-	mu    sync.RWMutex
-	p     *params.Params
-	v     *validate.Validator
-	log   *slog.Logger
-	store Store
-	index *validate.BlockIndex
-	chain validate.Chain
-	stats Stats
-	orph  map[wire.Hash][][]byte // orphans by missing parent
-	nOrph int
-	now   func() int64
-	keep  int32
+	mu           sync.RWMutex
+	p            *params.Params
+	v            *validate.Validator
+	log          *slog.Logger
+	store        Store
+	index        *validate.BlockIndex
+	chain        validate.Chain
+	stats        Stats
+	orph         map[wire.Hash][][]byte // orphans by missing parent
+	orphBytes    int
+	maxOrphBytes int
+	now          func() int64
+	keep         int32
 
 	// OnFlush, when set before use, is called after each flush with its
 	// duration (metrics).
@@ -80,6 +85,9 @@ type Config struct {
 	// KeepBlocks is how many blocks below the tip keep their data for
 	// reorgs (default 288, Core's MIN_BLOCKS_TO_KEEP).
 	KeepBlocks int32
+	// MaxOrphanBytes bounds the blocks held while their parent is unknown
+	// (default 64 MiB). An import of out-of-order block files wants more.
+	MaxOrphanBytes int
 }
 
 // New returns a chainstate at genesis over an empty store.
@@ -102,6 +110,11 @@ func New(cfg Config) (*Chainstate, error) {
 		orph:  make(map[wire.Hash][][]byte),
 		now:   now,
 		keep:  keep,
+
+		maxOrphBytes: cfg.MaxOrphanBytes,
+	}
+	if cs.maxOrphBytes <= 0 {
+		cs.maxOrphBytes = defaultOrphanBytes
 	}
 	g := cs.index.Genesis()
 	persisted, err := cs.store.Load()
@@ -205,15 +218,18 @@ func (cs *Chainstate) flushLocked() error {
 }
 
 func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
-	res := Result{Hash: b.Hash, Height: -1}
+	res := Result{Hash: b.Hash, Height: -1, Txs: len(b.Txs)}
+	for i := 1; i < len(b.Txs); i++ {
+		res.Inputs += len(b.Txs[i].Inputs)
+	}
 	// Context-free checks first, as Core's ProcessNewBlock runs CheckBlock
 	// before AcceptBlock: a malformed or mutated block is refused before it
 	// touches the index, the orphan pool or the store, and never marks the
 	// header invalid (a mutated copy says nothing about the real block).
+	if parent := cs.index.Lookup(b.Header.PrevBlock); parent != nil {
+		res.Height = parent.Height + 1
+	}
 	if err := cs.v.CheckBlock(b); err != nil {
-		if n := cs.index.Lookup(b.Hash); n != nil {
-			res.Height = n.Height
-		}
 		return res, err
 	}
 	if n := cs.index.Lookup(b.Hash); n != nil {
@@ -234,11 +250,11 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 				return res, nil
 			}
 		}
-		if cs.nOrph >= maxOrphans {
-			return res, fmt.Errorf("%w (%d blocks)", ErrOrphanPoolFull, maxOrphans)
+		if cs.orphBytes+len(raw) > cs.maxOrphBytes {
+			return res, fmt.Errorf("%w (%d bytes held, limit %d)", ErrOrphanPoolFull, cs.orphBytes, cs.maxOrphBytes)
 		}
 		cs.orph[b.Header.PrevBlock] = append(cs.orph[b.Header.PrevBlock], raw)
-		cs.nOrph++
+		cs.orphBytes += len(raw)
 		res.Status = StatusOrphan
 		return res, nil
 	}
@@ -425,7 +441,9 @@ func (cs *Chainstate) processOrphans(parent wire.Hash) {
 		queue = queue[1:]
 		waiting := cs.orph[h]
 		delete(cs.orph, h)
-		cs.nOrph -= len(waiting)
+		for _, raw := range waiting {
+			cs.orphBytes -= len(raw)
+		}
 		for _, raw := range waiting {
 			b, err := wire.ParseBlock(raw)
 			if err != nil {

@@ -89,7 +89,7 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 // openChainstate opens the chainstate the flags describe: in memory when
 // --datadir is empty, otherwise the persistent store in the datadir.
 // The returned close function flushes and closes the store.
-func (c *commonFlags) openChainstate(log *slog.Logger) (*chainstate.Chainstate, func() error, error) {
+func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.Config)) (*chainstate.Chainstate, func() error, error) {
 	p, v, err := c.validator(log)
 	if err != nil {
 		return nil, nil, err
@@ -109,7 +109,11 @@ func (c *commonFlags) openChainstate(log *slog.Logger) (*chainstate.Chainstate, 
 		store = chainstate.NewKVStore(kv, int64(c.cacheMB)<<20)
 		closeKV = kv.Close
 	}
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store, Log: log})
+	cfg := chainstate.Config{Params: p, Validator: v, Store: store, Log: log}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	cs, err := chainstate.New(cfg)
 	if err != nil {
 		store.Close()
 		closeKV()

@@ -7,8 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"utxod/chainstate"
 	"utxod/params"
@@ -21,12 +25,23 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c commonFlags
 	c.register(fs)
-	asJSON := fs.Bool("json", false, "print the final chainstate (gettxoutsetinfo fields) as JSON on stdout")
+	asJSON := fs.Bool("json", false, "print the final chainstate (gettxoutsetinfo fields, as GET /v1/chainstate returns) as JSON on stdout")
 	hashType := fs.String("hash-type", "hash_serialized_3", "digests in the JSON: hash_serialized_3 (also muhash), muhash or none")
 	stopHeight := fs.Int("stop-height", -1, "stop once the active chain reaches this height")
-	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (blocks/xor.dat)")
+	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
+	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
+	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...\n\nReads Core's block-file framing (magic, LE length, block), fully validates and connects the blocks.\n\nFlags:")
+		fmt.Fprintln(stderr, `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
+
+Reads Core's block-file framing (4-byte network magic, 4-byte LE length, block;
+zero padding skipped; blocks may be out of order: they wait for their parent),
+fully validates and connects the blocks. With --datadir the chainstate is
+persistent and a later import resumes where this one stopped; without it the
+chainstate lives in memory. A rejected block stops the import with exit status
+1 and a line naming its hash, height and Core reject reason.
+
+Flags:`)
 		fs.PrintDefaults()
 	}
 	files, err := parseInterleaved(fs, args)
@@ -52,7 +67,9 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
-	cs, closeStore, err := c.openChainstate(log)
+	cs, closeStore, err := c.openChainstate(log, func(cfg *chainstate.Config) {
+		cfg.MaxOrphanBytes = *orphanMB << 20
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
@@ -62,61 +79,36 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 			log.Error("closing the store", "err", err)
 		}
 	}()
-	start := time.Now()
-	blocks := 0
+
+	var total int64
 	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			fmt.Fprintln(stderr, "utxod import:", err)
-			return 1
+		if st, err := os.Stat(name); err == nil {
+			total += st.Size()
 		}
-		r := wire.NewBlockFileReader(wire.NewXORReader(f, key), p.Magic)
-		for {
-			if *stopHeight >= 0 && int(cs.Tip().Height) >= *stopHeight {
-				break
-			}
-			raw, off, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				f.Close()
-				fmt.Fprintf(stderr, "utxod import: %s: %v\n", name, err)
-				return 1
-			}
-			res, err := cs.ProcessBlock(raw)
-			if err != nil {
-				f.Close()
-				hash := "unknown"
-				if len(raw) >= wire.HeaderSize {
-					hash = wire.DoubleSHA256(raw[:wire.HeaderSize]).String()
-				}
-				reason := validate.Reason(err)
-				if reason == "" {
-					reason = "invalid"
-				}
-				fmt.Fprintf(stderr, "utxod import: block %s height %d rejected: %s (%v) [%s offset %d]\n", hash, res.Height, reason, err, name, off)
-				return 1
-			}
-			blocks++
-		}
-		f.Close()
 	}
+	pr := newImportProgress(stderr, total, *progress, log)
+	start := time.Now()
+	for _, name := range files {
+		code := importFile(cs, p, name, key, *stopHeight, pr, stderr)
+		if code != 0 {
+			pr.finish()
+			return code
+		}
+		if *stopHeight >= 0 && int(cs.Tip().Height) >= *stopHeight {
+			break
+		}
+	}
+	pr.finish()
 	tip := cs.Tip()
-	elapsed := time.Since(start)
-	log.Info("import done", "blocks", blocks, "height", tip.Height, "tip", tip.Hash, "seconds", elapsed.Seconds())
-	if *stopHeight >= 0 && int(tip.Height) > *stopHeight {
-		log.Warn("tip is beyond --stop-height", "height", tip.Height)
-	}
+	log.Info("import done", "blocks", pr.blocks, "txs", pr.txs, "inputs", pr.inputs, "height", tip.Height, "tip", tip.Hash,
+		"seconds", time.Since(start).Seconds())
 	if *asJSON {
-		ht := *hashType
-		info, err := cs.Info(ht)
+		info, err := cs.Info(*hashType)
 		if err != nil {
 			fmt.Fprintln(stderr, "utxod import:", err)
 			return 2
 		}
-		if ht == chainstate.HashTypeHashSerialized3 {
-			// Both digests: muhash is maintained anyway.
+		if *hashType == chainstate.HashTypeHashSerialized3 && info.MuHash == nil {
 			full, _ := cs.Info(chainstate.HashTypeMuHash)
 			info.MuHash = full.MuHash
 		}
@@ -128,4 +120,105 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// importFile feeds one block file to the chainstate; it returns an exit code.
+func importFile(cs *chainstate.Chainstate, p *params.Params, name string, key []byte, stopHeight int, pr *importProgress, stderr io.Writer) int {
+	f, err := os.Open(name)
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod import:", err)
+		return 1
+	}
+	defer f.Close()
+	r := wire.NewBlockFileReader(wire.NewXORReader(f, key), p.Magic)
+	var last int64
+	for {
+		if stopHeight >= 0 && int(cs.Tip().Height) >= stopHeight {
+			return 0
+		}
+		raw, off, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			pr.add(0, 0, 0, fileSize(f)-last, cs.Tip().Height)
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "utxod import: %s: %v\n", name, err)
+			return 1
+		}
+		res, err := cs.ProcessBlock(raw)
+		if err != nil {
+			hash := wire.DoubleSHA256(raw[:wire.HeaderSize])
+			reason := validate.Reason(err)
+			if reason == "" {
+				reason = "error"
+			}
+			fmt.Fprintf(stderr, "utxod import: block %s height %d rejected: %s (%v) [%s offset %d]\n", hash, res.Height, reason, err, name, off)
+			return 1
+		}
+		pr.add(1, res.Txs, res.Inputs, off+int64(len(raw))+8-last, cs.Tip().Height)
+		last = off + int64(len(raw)) + 8
+	}
+}
+
+func fileSize(f *os.File) int64 {
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// importProgress shows a progress bar on a terminal and periodic log lines
+// otherwise: height, blocks/s, tx/s, inputs/s and an ETA from bytes read.
+type importProgress struct {
+	bar                 *progressbar.ProgressBar
+	log                 *slog.Logger
+	every               time.Duration
+	start, lastLog      time.Time
+	blocks, txs, inputs int64
+	done, total         int64
+}
+
+func newImportProgress(w io.Writer, total int64, every time.Duration, log *slog.Logger) *importProgress {
+	p := &importProgress{log: log, every: every, start: time.Now(), lastLog: time.Now(), total: total}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetWidth(30),
+		)
+	}
+	return p
+}
+
+func (p *importProgress) add(blocks, txs, ins int, bytes int64, height int32) {
+	p.blocks += int64(blocks)
+	p.txs += int64(txs)
+	p.inputs += int64(ins)
+	p.done += bytes
+	el := time.Since(p.start).Seconds()
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("height %d  %.0f blk/s  %.0f tx/s  %.0f in/s", height,
+			float64(p.blocks)/el, float64(p.txs)/el, float64(p.inputs)/el))
+		_ = p.bar.Add64(bytes)
+		return
+	}
+	if p.every > 0 && time.Since(p.lastLog) >= p.every {
+		p.lastLog = time.Now()
+		eta := time.Duration(0)
+		if p.done > 0 && p.total > p.done {
+			eta = time.Duration(float64(time.Since(p.start)) * float64(p.total-p.done) / float64(p.done)).Round(time.Second)
+		}
+		p.log.Info("import progress", "height", height, "blocks_per_s", int(float64(p.blocks)/el),
+			"tx_per_s", int(float64(p.txs)/el), "inputs_per_s", int(float64(p.inputs)/el), "eta", eta.String())
+	}
+}
+
+func (p *importProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		fmt.Fprintln(os.Stderr)
+	}
 }
