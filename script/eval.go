@@ -401,9 +401,9 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 					copy(out, s[:])
 				case opHash160:
 					out = m.alloc(20)
-					s := sha256.Sum256(v)
+					m.sum = sha256.Sum256(v)
 					m.rmd.Reset()
-					m.rmd.Write(s[:])
+					m.rmd.Write(m.sum[:])
 					m.rmd.Sum(out[:0])
 				case opHash256:
 					out = m.alloc(32)

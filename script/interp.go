@@ -355,6 +355,23 @@ func findAndDelete(dst, script, pattern []byte) ([]byte, int) {
 	if len(pattern) == 0 {
 		return script, 0
 	}
+	// Fast path: most scripts contain no match; find that out without
+	// writing anything.
+	any := false
+	for pc := 0; ; {
+		if len(script)-pc >= len(pattern) && bytes.Equal(script[pc:pc+len(pattern)], pattern) {
+			any = true
+			break
+		}
+		_, _, next, ok := getOp(script, pc)
+		if !ok {
+			break
+		}
+		pc = next
+	}
+	if !any {
+		return script, 0
+	}
 	found := 0
 	dst = dst[:0]
 	pc, pc2 := 0, 0
