@@ -85,6 +85,9 @@ type Config struct {
 	// KeepBlocks is how many blocks below the tip keep their data for
 	// reorgs (default 288, Core's MIN_BLOCKS_TO_KEEP).
 	KeepBlocks int32
+	// DisableMuHash turns off the incremental MuHash3072 (measurement arm
+	// only: the persisted digest state becomes meaningless).
+	DisableMuHash bool
 	// MaxOrphanBytes bounds the blocks held while their parent is unknown
 	// (default 64 MiB). An import of out-of-order block files wants more.
 	MaxOrphanBytes int
@@ -121,6 +124,7 @@ func New(cfg Config) (*Chainstate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chainstate: load: %w", err)
 	}
+	cs.stats.NoMuHash = cfg.DisableMuHash
 	if persisted == nil {
 		cs.chain.SetTip(g)
 		cs.stats.SetTip(0, g.Hash)
@@ -144,6 +148,7 @@ func New(cfg Config) (*Chainstate, error) {
 	}
 	cs.chain.SetTip(tip)
 	cs.stats = persisted.Stats
+	cs.stats.NoMuHash = cfg.DisableMuHash
 	cs.index.TakeDirty()
 	log.Info("chainstate loaded", "height", tip.Height, "tip", tip.Hash, "index", cs.index.Len())
 	// A heavier valid branch stored before the restart wins now.

@@ -37,6 +37,10 @@ type Stats struct {
 	BogoSize     uint64 // Σ BogoSize(script) over all coins
 	TotalAmount  int64  // Σ value in satoshis
 	MuHash       MuHash3072
+	// NoMuHash skips MuHash maintenance (a measurement arm: the digest
+	// on/off replay comparison). The MuHash is then meaningless and Info
+	// omits it. Not persisted.
+	NoMuHash bool
 }
 
 // SetTip records the block the set corresponds to.
@@ -62,7 +66,9 @@ func (s *Stats) AddCoin(op Outpoint, c Coin, newTx bool) error {
 	}
 	s.BogoSize += BogoSize(c.Script)
 	s.TotalAmount += c.Value
-	s.MuHash.InsertCoin(op, c)
+	if !s.NoMuHash {
+		s.MuHash.InsertCoin(op, c)
+	}
 	return nil
 }
 
@@ -83,7 +89,9 @@ func (s *Stats) RemoveCoin(op Outpoint, c Coin, lastOfTx bool) error {
 	}
 	s.BogoSize -= b
 	s.TotalAmount -= c.Value
-	s.MuHash.RemoveCoin(op, c)
+	if !s.NoMuHash {
+		s.MuHash.RemoveCoin(op, c)
+	}
 	return nil
 }
 
@@ -91,13 +99,17 @@ func (s *Stats) RemoveCoin(op Outpoint, c Coin, lastOfTx bool) error {
 // MuHash filled in (hash_serialized_3 needs a full ordered scan; callers that
 // computed one set it themselves).
 func (s *Stats) Info() ChainstateInfo {
-	mh := s.MuHash.Finalize()
+	var muhash *wire.Hash
+	if !s.NoMuHash {
+		mh := s.MuHash.Finalize()
+		muhash = &mh
+	}
 	return ChainstateInfo{
 		Height:         s.Height,
 		BestBlock:      s.BestBlock,
 		TxOuts:         s.TxOuts,
 		BogoSize:       s.BogoSize,
-		MuHash:         &mh,
+		MuHash:         muhash,
 		Transactions:   s.Transactions,
 		TotalAmount:    Amount(s.TotalAmount),
 		TotalAmountSat: s.TotalAmount,

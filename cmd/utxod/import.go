@@ -30,6 +30,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	stopHeight := fs.Int("stop-height", -1, "stop once the active chain reaches this height")
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
+	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
@@ -69,6 +70,7 @@ Flags:`)
 	}
 	cs, closeStore, err := c.openChainstate(log, func(cfg *chainstate.Config) {
 		cfg.MaxOrphanBytes = *orphanMB << 20
+		cfg.DisableMuHash = *noMuHash
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
