@@ -28,6 +28,7 @@ type commonFlags struct {
 	logLevel     string
 	logFormat    string
 	cacheMB      int
+	scriptEngine string
 }
 
 func envOr(name, def string) string {
@@ -51,6 +52,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.datadir, "datadir", envOr("UTXOD_DATADIR", ""), "data directory (empty: keep the chainstate in memory)")
 	fs.StringVar(&c.backend, "backend", envOr("UTXOD_BACKEND", "pebble"), "store: pebble, rocksdb or bbolt")
 	fs.StringVar(&c.merkleKernel, "merkle-kernel", envOr("UTXOD_MERKLE_KERNEL", "auto"), "SHA-256d merkle kernel: auto, generic, avx2, shani or avx512")
+	fs.StringVar(&c.scriptEngine, "script-engine", envOr("UTXOD_SCRIPT_ENGINE", "txscript"), "script engine: txscript (btcd's, the control arm) or utxod (the project's own on libsecp256k1)")
 	fs.IntVar(&c.cacheMB, "cache-mb", envInt("UTXOD_CACHE_MB", 450), "coins cache budget in MiB (flushed to the store when exceeded)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("UTXOD_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	fs.StringVar(&c.logFormat, "log-format", envOr("UTXOD_LOG_FORMAT", "text"), "log format: text or json")
@@ -81,7 +83,16 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	if err != nil {
 		return nil, nil, fmt.Errorf("--merkle-kernel: %w", err)
 	}
-	v := validate.New(p, script.NewBtcdEngine(), log)
+	var engine script.Engine
+	switch c.scriptEngine {
+	case "txscript":
+		engine = script.NewBtcdEngine(script.WithSigCache(100_000))
+	case "utxod", "native":
+		engine = script.NewEngine()
+	default:
+		return nil, nil, fmt.Errorf("--script-engine: want txscript or utxod, got %q", c.scriptEngine)
+	}
+	v := validate.New(p, engine, log)
 	v.Merkle = h.Root
 	return p, v, nil
 }
