@@ -25,3 +25,18 @@ func TestECDSASignerMatchesBtcec(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkECDSASign(b *testing.B) {
+	k := newKeyTable(1, 1).at(0)
+	h := sha256.Sum256([]byte("x"))
+	b.Run(signerName, func(b *testing.B) {
+		for b.Loop() {
+			ecdsaSign(k.priv, h[:])
+		}
+	})
+	b.Run("btcec", func(b *testing.B) {
+		for b.Loop() {
+			ecdsa.Sign(k.priv, h[:])
+		}
+	})
+}

@@ -48,12 +48,13 @@ func (k kind) locked() bool { return k == kCLTV || k == kCSV }
 type key struct {
 	priv   *btcec.PrivateKey
 	pub    *btcec.PublicKey
-	pubC   []byte // compressed
-	pubU   []byte // uncompressed
-	xonly  []byte // BIP340 x-only
-	hashC  []byte // HASH160(pubC)
-	hashU  []byte // HASH160(pubU)
-	p2tr   []byte // BIP86 key-path-only output script
+	pubC   []byte            // compressed
+	pubU   []byte            // uncompressed
+	xonly  []byte            // BIP340 x-only
+	hashC  []byte            // HASH160(pubC)
+	hashU  []byte            // HASH160(pubU)
+	p2tr   []byte            // BIP86 key-path-only output script
+	trPriv *btcec.PrivateKey // priv tweaked for p2tr (BIP86, empty root)
 	tree   *tapTree
 	multi  []byte // 2-of-3 witness script over keys k, k+1, k+2
 	p2wshM []byte // P2WSH of multi
@@ -62,8 +63,9 @@ type key struct {
 // tapTree is the two-leaf script tree of a kP2TRScript output.
 type tapTree struct {
 	leaves   [2]txscript.TapLeaf
-	control  [2][]byte // serialized control blocks
-	root     []byte    // merkle root (tweak input for key-path spends)
+	control  [2][]byte         // serialized control blocks
+	root     []byte            // merkle root (tweak input for key-path spends)
+	priv     *btcec.PrivateKey // internal key's priv tweaked with root
 	pkScript []byte
 }
 
@@ -183,6 +185,7 @@ func (t *keyTable) tree(i int) *tapTree {
 			tr.control[j] = b
 		}
 		tr.pkScript = p2trScript(txscript.ComputeTaprootOutputKey(k.pub, tr.root))
+		tr.priv = txscript.TweakTaprootPrivKey(*k.priv, tr.root)
 		k.tree = tr
 	}
 	return k.tree
@@ -237,6 +240,7 @@ func (t *keyTable) pkScript(kd kind, ki int, lock uint32) []byte {
 	case kP2TRKey:
 		if k.p2tr == nil {
 			k.p2tr = p2trScript(txscript.ComputeTaprootKeyNoScript(k.pub))
+			k.trPriv = txscript.TweakTaprootPrivKey(*k.priv, []byte{})
 		}
 		return k.p2tr
 	case kP2TRScript:

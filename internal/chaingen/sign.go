@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/btcsuite/btcd/txscript/v2"
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 )
@@ -17,6 +19,22 @@ func legacySig(tx *btcwire.MsgTx, idx int, subScript []byte, ht txscript.SigHash
 		return nil, err
 	}
 	return append(ecdsaSign(k.priv, h), byte(ht)), nil
+}
+
+// schnorrSig is txscript.RawTxIn{Taproot,Tapscript}Signature's signing
+// step without the self-verification (schnorr.FastSign: same bytes) and
+// with the taproot tweak of the key precomputed: BIP340 over hash, the
+// hash type appended unless SIGHASH_DEFAULT.
+func schnorrSig(priv *btcec.PrivateKey, hash []byte, ht txscript.SigHashType) []byte {
+	sig, err := schnorr.Sign(priv, hash, schnorr.FastSign())
+	if err != nil {
+		panic(fmt.Sprintf("chaingen: schnorr signing: %v", err))
+	}
+	b := sig.Serialize()
+	if ht != txscript.SigHashDefault {
+		b = append(b, byte(ht))
+	}
+	return b
 }
 
 // witnessSig is txscript.RawTxInWitnessSignature (BIP143) with the
@@ -33,13 +51,15 @@ func witnessSig(tx *btcwire.MsgTx, hashes *txscript.TxSigHashes, idx int, value 
 // the key table (whose caches the builder filled) and writes only tx.
 func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
 	var hashes *txscript.TxSigHashes
+	var fetcher txscript.PrevOutputFetcher
 	for _, p := range plan {
 		if p.c.kind.segwit() {
 			m := make(map[btcwire.OutPoint]*btcwire.TxOut, len(plan))
 			for i, q := range plan {
 				m[tx.TxIn[i].PreviousOutPoint] = &btcwire.TxOut{Value: q.c.value, PkScript: q.pkScript}
 			}
-			hashes = txscript.NewTxSigHashes(tx, txscript.NewMultiPrevOutFetcher(m))
+			fetcher = txscript.NewMultiPrevOutFetcher(m)
+			hashes = txscript.NewTxSigHashes(tx, fetcher)
 			break
 		}
 	}
@@ -82,28 +102,28 @@ func (g *Generator) signTx(tx *btcwire.MsgTx, plan []inPlan) error {
 			}
 			in.Witness = append(w, ws)
 		case kP2TRKey:
-			sig, err := txscript.RawTxInTaprootSignature(tx, hashes, i, p.c.value, p.pkScript, []byte{}, p.hashType, k.priv)
+			h, err := txscript.CalcTaprootSignatureHash(hashes, p.hashType, tx, i, fetcher)
 			if err != nil {
 				return err
 			}
-			in.Witness = btcwire.TxWitness{sig}
+			in.Witness = btcwire.TxWitness{schnorrSig(k.trPriv, h, p.hashType)}
 		case kP2TRScript:
 			tr := k.tree
 			if p.leaf < 0 {
-				sig, err := txscript.RawTxInTaprootSignature(tx, hashes, i, p.c.value, p.pkScript, tr.root, p.hashType, k.priv)
+				h, err := txscript.CalcTaprootSignatureHash(hashes, p.hashType, tx, i, fetcher)
 				if err != nil {
 					return err
 				}
-				in.Witness = btcwire.TxWitness{sig}
+				in.Witness = btcwire.TxWitness{schnorrSig(tr.priv, h, p.hashType)}
 				break
 			}
 			leaf := tr.leaves[p.leaf]
 			signer := g.keys.at(int(p.c.key) + 1 + int(p.leaf))
-			sig, err := txscript.RawTxInTapscriptSignature(tx, hashes, i, p.c.value, p.pkScript, leaf, p.hashType, signer.priv)
+			h, err := txscript.CalcTapscriptSignaturehash(hashes, p.hashType, tx, i, fetcher, leaf)
 			if err != nil {
 				return err
 			}
-			in.Witness = btcwire.TxWitness{sig, leaf.Script, tr.control[p.leaf]}
+			in.Witness = btcwire.TxWitness{schnorrSig(signer.priv, h, p.hashType), leaf.Script, tr.control[p.leaf]}
 		case kCLTV, kCSV:
 			ws := g.keys.witnessScript(p.c.kind, int(p.c.key), p.c.lock)
 			sig, err := witnessSig(tx, hashes, i, p.c.value, ws, p.hashType, k)
