@@ -84,7 +84,7 @@ func expandTaproot(items []string, pk string) ([][]byte, string, error) {
 
 // parseScriptCases parses script_tests.json entries; one-element rows are
 // comments.
-func parseScriptCases(t *testing.T, path string, limit bool) []scriptCase {
+func parseScriptCases(t testing.TB, path string, limit bool) []scriptCase {
 	var out []scriptCase
 	for i, row := range loadJSONArray(t, path) {
 		if len(row) == 1 {

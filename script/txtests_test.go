@@ -36,7 +36,7 @@ type txCase struct {
 	text     string
 }
 
-func parseTxCases(t *testing.T, path string, limit bool) []txCase {
+func parseTxCases(t testing.TB, path string, limit bool) []txCase {
 	var out []txCase
 	for i, row := range loadJSONArray(t, path) {
 		ins, ok := row[0].([]any)
