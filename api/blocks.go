@@ -107,9 +107,13 @@ func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// One block at a time; give up if the client goes away while queued.
+	// One block at a time; give up if the client goes away or the server
+	// stops while queued.
 	select {
 	case s.sem <- struct{}{}:
+	case <-s.done:
+		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
+		return
 	case <-r.Context().Done():
 		writeProblem(w, http.StatusServiceUnavailable, "cancelled", "request cancelled while queued")
 		return
@@ -120,11 +124,8 @@ func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	s.nodeMu.Lock()
-	res, err := s.chain.ProcessBlock(raw)
-	s.nodeMu.Unlock()
+	res, err := s.processBlock(raw)
 	elapsed := time.Since(start)
-	<-s.sem
 	s.metrics.validation.Observe(elapsed.Seconds())
 
 	if err != nil {
@@ -138,6 +139,15 @@ func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Debug("block processed", "hash", res.Hash, "height", res.Height, "status", res.Status, "seconds", elapsed.Seconds())
 	writeJSON(w, http.StatusOK, BlockResult{Hash: res.Hash.String(), Height: res.Height, Status: string(res.Status)})
+}
+
+// processBlock runs ProcessBlock holding the submission slot (already
+// acquired) and the index write lock; both are released even if it panics.
+func (s *Server) processBlock(raw []byte) (chainstate.Result, error) {
+	defer func() { <-s.sem }()
+	s.nodeMu.Lock()
+	defer s.nodeMu.Unlock()
+	return s.chain.ProcessBlock(raw)
 }
 
 func tooLargeDetail(isHex bool) string {
@@ -234,9 +244,7 @@ type BlockInfo struct {
 
 // blockInfo describes n (non-nil).
 func (s *Server) blockInfo(n *validate.BlockNode) BlockInfo {
-	s.nodeMu.RLock()
-	status, reason := n.Status, n.RejectReason
-	s.nodeMu.RUnlock()
+	status, reason := s.nodeStatus(n)
 	bi := BlockInfo{
 		Hash:          n.Hash.String(),
 		Height:        n.Height,
@@ -274,6 +282,13 @@ func (s *Server) blockInfo(n *validate.BlockNode) BlockInfo {
 		}
 	}
 	return bi
+}
+
+// nodeStatus reads n's status fields under the index read lock.
+func (s *Server) nodeStatus(n *validate.BlockNode) (validate.BlockStatus, string) {
+	s.nodeMu.RLock()
+	defer s.nodeMu.RUnlock()
+	return n.Status, n.RejectReason
 }
 
 // hex64 is Core's uint256 GetHex of a non-negative big integer.

@@ -19,8 +19,11 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	writeBody(w, http.StatusOK, "application/json", openapi.JSON)
 }
 
-// docsUI serves Swagger UI under /docs/, reading /openapi.json.
-var docsUI = httpSwagger.Handler(httpSwagger.URL("/openapi.json"))
+// newDocsUI returns the Swagger UI handler for /docs/, reading
+// /openapi.json.
+func newDocsUI() http.Handler {
+	return httpSwagger.Handler(httpSwagger.URL("/openapi.json"))
+}
 
 // handleDocs serves Swagger UI; /docs redirects to /docs/index.html.
 func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
@@ -28,5 +31,5 @@ func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/docs/index.html", http.StatusFound)
 		return
 	}
-	docsUI.ServeHTTP(w, r)
+	s.docsUI.ServeHTTP(w, r)
 }

@@ -515,26 +515,12 @@ func (s *Server) restGetUTXOs(w http.ResponseWriter, r *http.Request, rest strin
 		return
 	}
 
-	// One consistent view: no block connects while the outpoints are read.
-	hits := make([]bool, len(outpoints))
-	var coins []utxo.Coin
-	s.nodeMu.RLock()
-	for i, op := range outpoints {
-		c, ok, err := s.chain.Coin(op)
-		if err != nil {
-			s.nodeMu.RUnlock()
-			s.log.Error("coin lookup", "err", err)
-			restError(w, http.StatusInternalServerError, "internal", "coin lookup failed")
-			return
-		}
-		if ok {
-			hits[i] = true
-			coins = append(coins, c)
-		}
+	hits, coins, tip, err := s.lookupCoins(outpoints)
+	if err != nil {
+		s.log.Error("coin lookup", "err", err)
+		restError(w, http.StatusInternalServerError, "internal", "coin lookup failed")
+		return
 	}
-	tip := s.chain.Tip()
-	s.nodeMu.RUnlock()
-
 	bitmap := make([]byte, (len(outpoints)+7)/8)
 	var bitstr strings.Builder
 	for i, hit := range hits {
@@ -652,4 +638,23 @@ func readCompactSize(b []byte) (uint64, []byte, bool) {
 		return v, b[9:], v > 0xffffffff
 	}
 	return 0, nil, false
+}
+
+// lookupCoins reads outpoints and the tip as one consistent view: no block
+// connects meanwhile.
+func (s *Server) lookupCoins(outpoints []utxo.Outpoint) (hits []bool, coins []utxo.Coin, tip *validate.BlockNode, err error) {
+	s.nodeMu.RLock()
+	defer s.nodeMu.RUnlock()
+	hits = make([]bool, len(outpoints))
+	for i, op := range outpoints {
+		c, ok, err := s.chain.Coin(op)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			hits[i] = true
+			coins = append(coins, c)
+		}
+	}
+	return hits, coins, s.chain.Tip(), nil
 }

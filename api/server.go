@@ -60,19 +60,22 @@ type Config struct {
 // Server serves the utxod HTTP API. Create it with New; it is safe for
 // concurrent use.
 type Server struct {
-	chain      Chain
-	params     *params.Params
-	token      []byte
-	log        *slog.Logger
-	sizeOnDisk func() int64
-	now        func() time.Time
-	metrics    *metrics
-	handler    http.Handler
+	chain          Chain
+	params         *params.Params
+	token          []byte
+	log            *slog.Logger
+	sizeOnDisk     func() int64
+	now            func() time.Time
+	metrics        *metrics
+	handler        http.Handler
+	docsUI         http.Handler
+	metricsHandler http.Handler
 
 	// sem serializes block submissions (capacity 1); waiting is cancelled
 	// with the request context.
 	sem    chan struct{}
 	closed atomic.Bool
+	done   chan struct{} // closed by Close
 
 	// nodeMu guards reads of block-index status fields against the
 	// writes ProcessBlock makes to them: ProcessBlock runs under the write
@@ -101,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 		sizeOnDisk: cfg.SizeOnDisk,
 		now:        cfg.Now,
 		sem:        make(chan struct{}, 1),
+		done:       make(chan struct{}),
 		orphans:    orphanSet{max: maxTrackedOrphans},
 	}
 	if s.log == nil {
@@ -118,6 +122,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		return -1
 	})
+	s.docsUI = newDocsUI()
+	s.metricsHandler = s.metrics.handler()
 	s.handler = s.routes()
 	return s, nil
 }
@@ -143,6 +149,7 @@ func (s *Server) Close() {
 	if s.closed.Swap(true) {
 		return
 	}
+	close(s.done)       // wake queued submissions
 	s.sem <- struct{}{} // wait for the block in flight; never released
 }
 
@@ -157,7 +164,7 @@ func (s *Server) routes() http.Handler {
 	})
 
 	r.Get("/healthz", s.handleHealth)
-	r.Handle("/metrics", s.metrics.handler())
+	r.Get("/metrics", s.handleMetrics)
 	r.Get("/openapi.json", s.handleOpenAPI)
 	r.Get("/docs", s.handleDocs)
 	r.Get("/docs/*", s.handleDocs)
@@ -274,4 +281,16 @@ func (o *orphanSet) get(hash wire.Hash) (wire.Hash, bool) {
 	defer o.mu.Unlock()
 	p, ok := o.prev[hash]
 	return p, ok
+}
+
+// handleMetrics godoc
+//
+//	@Summary		Prometheus metrics
+//	@Description	Blocks processed and rejected (by Core reject reason), validation and flush latency histograms, HTTP request counts and latencies by route, tip height, Go runtime and process metrics.
+//	@Tags			operations
+//	@Produce		plain
+//	@Success		200
+//	@Router			/metrics [get]
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	s.metricsHandler.ServeHTTP(w, r)
 }
