@@ -34,5 +34,31 @@ bench:
 run: build
 	$(BIN)/utxod import --network main --datadir $(DATADIR) --json testdata/mainnet/blk_0_to_14131.dat
 
+# A small performance gate (docs/benchmarks/gate/README.md): control
+# --merkle-kernel generic vs candidate --merkle-kernel auto, ABBA, every store,
+# on a chaingen corpus if bin/chaingen exists, else the first GATE_BLOCKS
+# blocks of the mainnet sample. A few minutes; writes $(GATE_OUT)/custody.json,
+# report.md and report.svg. Unavailable stores are reported, not fatal;
+# an invalid verdict (a digest mismatch or failed run) fails the target.
+GATE_OUT      ?= $(BIN)/gate
+GATE_BLOCKS   ?= 6000
+GATE_PAIRS    ?= 2
+GATE_COOLDOWN ?= 2s
+GATE_BACKENDS ?= pebble,rocksdb,bbolt
+gate:
+	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
+	@mkdir -p $(GATE_OUT)
+	@if [ -x $(BIN)/chaingen ]; then \
+		$(BIN)/chaingen --profile early --blocks $(GATE_BLOCKS) --seed 1 --out $(GATE_OUT)/corpus.dat || exit 1; \
+		set -- --corpus $(GATE_OUT)/corpus.dat --network regtest; \
+	else \
+		set -- --corpus testdata/mainnet/blk_0_to_14131.dat --corpus-blocks $(GATE_BLOCKS) --network main; \
+	fi; \
+	$(BIN)/utxod gate "$$@" --backends $(GATE_BACKENDS) --pairs $(GATE_PAIRS) --cooldown $(GATE_COOLDOWN) \
+		--control '{bin} import --network {network} --datadir {datadir} --backend {backend} --json --merkle-kernel generic {corpus}' \
+		--candidate '{bin} import --network {network} --datadir {datadir} --backend {backend} --json --merkle-kernel auto {corpus}' \
+		--control-commit "$$(git rev-parse HEAD 2>/dev/null)" --candidate-commit "$$(git rev-parse HEAD 2>/dev/null)" \
+		--out $(GATE_OUT)/custody.json --report $(GATE_OUT)/report.md
+
 clean:
 	rm -rf $(BIN)

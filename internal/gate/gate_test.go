@@ -357,12 +357,16 @@ func TestGateCLI(t *testing.T) {
 	bin, corpus := fixtures(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "g", "custody.json")
-	cmd := exec.Command(bin, "gate", "--corpus", corpus, "--backends", "pebble, nosuchstore", "--pairs", "1",
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, bin) // a relative --control-bin resolves against the gate's directory
+	if err != nil || !strings.Contains(rel, "/") {
+		rel = bin
+	}
+	cmd := exec.Command(bin, "gate", "--corpus", corpus, "--backends", "pebble, nosuchstore", "--pairs", "1", "--control-bin", rel,
 		"--cooldown", "0s", "--pin", "0", "--workdir", dir, "--out", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		t.Fatalf("utxod gate: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "verdict: ") {
@@ -373,6 +377,9 @@ func TestGateCLI(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
+	}
+	if c.Identity.Binaries[Control].SHA256 != c.Identity.Binaries[Candidate].SHA256 || !filepath.IsAbs(c.Identity.Binaries[Control].Path) {
+		t.Errorf("binaries %+v", c.Identity.Binaries)
 	}
 	if c.Harness.Pin.CPUs != "0" || c.Harness.Pin.Method == "none" || c.Stores[1].Status != StoreUnavailable {
 		t.Errorf("harness %+v stores %+v", c.Harness.Pin, c.Stores)
@@ -400,4 +407,12 @@ func exitCode(err error) int {
 		return 0
 	}
 	return -1
+}
+
+// Every custody record committed under docs/benchmarks/gate validates.
+func TestCommittedCustodyValidates(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/benchmarks/gate/*/custody.json")
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) { validateSchema(t, f) })
+	}
 }

@@ -71,7 +71,7 @@ func RenderMarkdown(c *Custody, chart string) string {
 	}
 	w("Rule: %s.\n\n", v.Rule)
 	w("Corpus `%s` (%s, %d blocks, tip height %d `%s`), stores %s, %d ABBA pair(s) per store, cooldown %gs, pin %s.\n\n",
-		filepath.Base(c.Identity.Corpus.Path), c.Identity.Corpus.Network, c.Identity.Corpus.Blocks, c.Identity.Corpus.Height,
+		corpusLabel(c.Identity.Corpus), c.Identity.Corpus.Network, c.Identity.Corpus.Blocks, c.Identity.Corpus.Height,
 		c.Identity.Corpus.StopHash, strings.Join(c.Harness.Backends, ", "), c.Harness.Pairs, c.Harness.CooldownS, pinText(c.Harness.Pin))
 
 	w("| store | status | wall control (s) | wall candidate (s) | wall_speedup | CPU control (s) | CPU candidate (s) | cpu_speedup | RSS control (MiB) | RSS candidate (MiB) | rss_ratio |\n")
@@ -163,6 +163,13 @@ func RenderMarkdown(c *Custody, chart string) string {
 	return b.String()
 }
 
+func corpusLabel(c CorpusIdentity) string {
+	if c.Source != "" {
+		return fmt.Sprintf("%s (first %d blocks)", filepath.Base(c.Source), c.PrefixBlocks)
+	}
+	return filepath.Base(c.Path)
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -224,11 +231,11 @@ func RenderSVG(c *Custody) string {
 		width, height, width, height, fontAttribute)
 	w(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	title := fmt.Sprintf("utxod gate — verdict %s — %s, %d pair(s)", strings.ToUpper(c.Verdict.Decision),
-		filepath.Base(c.Identity.Corpus.Path), c.Harness.Pairs)
+		corpusLabel(c.Identity.Corpus), c.Harness.Pairs)
 	w(`<text x="%.0f" y="20" font-size="14" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
 	w(`<rect x="%.0f" y="32" width="12" height="12" fill="%s"/><text x="%.0f" y="42">control</text>`+"\n", left, ctlColor, left+16)
 	w(`<rect x="%.0f" y="32" width="12" height="12" fill="%s"/><text x="%.0f" y="42">candidate</text>`+"\n", left+80, candColor, left+96)
-	w(`<text x="%.0f" y="42" fill="#555">bar = median, whisker = min–max of the runs</text>`+"\n", left+180)
+	w(`<text x="%.0f" y="42" fill="#555">bar = median, whisker = min–max of the runs; ×: speed-up control/candidate, r: RSS candidate/control</text>`+"\n", left+180)
 	if len(stores) == 0 {
 		w(`<text x="%.0f" y="%.0f">no store measured</text>`+"\n", left, top+40)
 	}

@@ -135,6 +135,11 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 		if arm.Template.Source == "" {
 			return nil, fmt.Errorf("gate: no %s template", name)
 		}
+		if strings.ContainsRune(arm.Bin, filepath.Separator) {
+			if arm.Bin, err = filepath.Abs(arm.Bin); err != nil {
+				return nil, err
+			}
+		}
 		bin, err := armBinary(arm)
 		if err != nil {
 			return nil, fmt.Errorf("gate: %s binary: %w", name, err)
@@ -259,6 +264,12 @@ func runOne(ctx context.Context, cfg Config, pin pinner, workdir string, arm *Ar
 	if err != nil {
 		r.Error = err.Error()
 		return r
+	}
+	// Children run in tmp: a relative command path is the gate's, not tmp's.
+	if strings.ContainsRune(argv[0], filepath.Separator) && !filepath.IsAbs(argv[0]) {
+		if abs, err := filepath.Abs(argv[0]); err == nil {
+			argv[0] = abs
+		}
 	}
 	r.Argv = argv
 	argv = pin.wrap(argv)
