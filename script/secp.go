@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
-	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 )
 
 // SigVerifier is the elliptic-curve back end of the script engine: the
@@ -238,11 +237,30 @@ func (decredVerifier) VerifyECDSA(pubkey, sig []byte, msg [32]byte) bool {
 	var r, s secp256k1.ModNScalar
 	r.SetBytes((*[32]byte)(c[:32]))
 	s.SetBytes((*[32]byte)(c[32:]))
-	// ECDSA verification accepts S and n-S alike, so normalization is
-	// implicit here.
-	q.ToAffine()
-	pub := secp256k1.NewPublicKey(&q.X, &q.Y)
-	return ecdsa.NewSignature(&r, &s).Verify(msg[:], pub)
+	if r.IsZero() || s.IsZero() {
+		return false
+	}
+	// ECDSA verification (SEC1 4.1.4) accepts S and n-S alike, so Core's
+	// normalization is implicit here. Written on decred's primitives
+	// rather than ecdsa.Signature.Verify, which allocates.
+	var e, w, u1, u2 secp256k1.ModNScalar
+	e.SetBytes(&msg)
+	w.InverseValNonConst(&s)
+	u1.Mul2(&e, &w)
+	u2.Mul2(&r, &w)
+	var u1G, u2Q, x secp256k1.JacobianPoint
+	secp256k1.ScalarBaseMultNonConst(&u1, &u1G)
+	secp256k1.ScalarMultNonConst(&u2, &q, &u2Q)
+	secp256k1.AddNonConst(&u1G, &u2Q, &x)
+	if (x.X.IsZero() && x.Y.IsZero()) || x.Z.IsZero() {
+		return false
+	}
+	x.ToAffine()
+	var xb [32]byte
+	x.X.PutBytes(&xb)
+	var xn secp256k1.ModNScalar
+	xn.SetBytes(&xb) // x mod n
+	return xn.Equals(&r)
 }
 
 // liftX is BIP340's lift_x: the point with x coordinate x and even y.
