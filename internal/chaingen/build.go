@@ -622,6 +622,13 @@ func (b *blockBuilder) addTx(ins []spendIn, outs []outSpec, version int32, lockT
 			}
 		}
 		st.cover[int(c.kind)]++
+		age := b.height - c.height
+		for j := len(ageBuckets) - 1; j >= 0; j-- {
+			if age >= ageBuckets[j] {
+				st.ages[j]++
+				break
+			}
+		}
 		if c.coinbase {
 			st.cover[covCoinbaseSpend]++
 		}

@@ -65,7 +65,7 @@ func generate(t testing.TB, cfg Config) *genResult {
 // so that btcd and utxod validate each chain in a few seconds.
 var (
 	earlyCfg  = Config{Profile: ProfileEarly, Seed: 11, Blocks: 260, MaxTxs: 30, Ramp: 150}
-	modernCfg = Config{Profile: ProfileModern, Seed: 12, Blocks: 300, MaxTxs: 30}
+	modernCfg = Config{Profile: ProfileModern, Seed: 12, Blocks: 250, MaxTxs: 25}
 	reorgCfg  = Config{Profile: ProfileModern, Seed: 13, Blocks: 220, MaxTxs: 20, Reorgs: 4}
 )
 

@@ -1,26 +1,3 @@
-// Package chaingen generates deterministic, valid regtest block chains for
-// tests and benchmarks and streams them in Bitcoin Core's block-file framing
-// (network magic, little-endian length, block).
-//
-// Two profiles: "early" imitates 2009–2012 mainnet (P2PK/P2PKH outputs,
-// compressed and uncompressed keys, 1–3 inputs, mostly two outputs, a
-// growing UTXO set, blocks growing to ~1 MB); "modern" mixes P2WPKH,
-// P2SH-P2WPKH, P2WSH 2-of-3 multisig, P2TR key-path and script-path, P2PKH,
-// CLTV and CSV P2WSH outputs (height and time locks), OP_RETURN outputs,
-// consolidations, fan-outs, BIP68 relative locks, nLockTime (BIP113) and
-// spends of outputs created earlier in the same block, with assorted
-// sighash types.
-//
-// Every signature is real (btcd's txscript and btcec: RFC 6979 ECDSA and
-// deterministic BIP340), keys derive from the seed, proof of work is ground
-// against regtest's 0x207fffff, the subsidy follows regtest's 150-block
-// halving, and coinbases claim exactly subsidy + fees. All decisions come
-// from one math/rand/v2 PCG seeded from the seed, so the same Config writes
-// byte-identical output.
-//
-// Memory: the chain is streamed; the generator keeps only the unspent
-// outputs it can spend (about 64 bytes each), the last 11 block times and,
-// during a reorg event, one copy of that state at the fork point.
 package chaingen
 
 import (
@@ -117,6 +94,9 @@ type Summary struct {
 	Bytes       int64            `json:"bytes"` // file size (framing included)
 	Seconds     float64          `json:"seconds"`
 	Coverage    map[string]int64 `json:"coverage"`
+	// InputAges counts best-chain inputs by the age in blocks of the coin
+	// they spend (0: created earlier in the same block).
+	InputAges map[string]int64 `json:"input_ages"`
 }
 
 // Generator writes one chain.
@@ -269,6 +249,10 @@ func (g *Generator) Run(out io.Writer) (*Summary, error) {
 	}
 	for i := range numCover {
 		s.Coverage[coverName(i)] = st.cover[i]
+	}
+	s.InputAges = make(map[string]int64, len(ageBuckets))
+	for i := range ageBuckets {
+		s.InputAges[ageBucketName(i)] = st.ages[i]
 	}
 	return s, nil
 }

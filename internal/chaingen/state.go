@@ -1,6 +1,7 @@
 package chaingen
 
 import (
+	"fmt"
 	"slices"
 )
 
@@ -67,6 +68,20 @@ type state struct {
 	amount               int64 // sum of unspent values (Core's total_amount)
 	unspendable          int64 // OP_RETURN outputs (not in the UTXO set)
 	cover                [numCover]int64
+	ages                 [len(ageBuckets)]int64 // inputs by age of the spent coin
+}
+
+// ageBuckets are the lower bounds (in blocks) of the input-age histogram.
+var ageBuckets = [...]int32{0, 1, 2, 10, 100, 1000}
+
+func ageBucketName(i int) string {
+	if i == len(ageBuckets)-1 {
+		return fmt.Sprintf("%d+", ageBuckets[i])
+	}
+	if ageBuckets[i+1]-ageBuckets[i] == 1 {
+		return fmt.Sprintf("%d", ageBuckets[i])
+	}
+	return fmt.Sprintf("%d-%d", ageBuckets[i], ageBuckets[i+1]-1)
 }
 
 func (s *state) clone() *state {
