@@ -418,7 +418,9 @@ func (p panicChain) Coin(utxo.Outpoint) (utxo.Coin, bool, error) { panic("boom")
 func (p panicChain) Info(string) (utxo.ChainstateInfo, error) {
 	return utxo.ChainstateInfo{}, p.fail
 }
-func (p panicChain) ProcessBlock([]byte) (chainstate.Result, error) { return chainstate.Result{}, p.fail }
+func (p panicChain) ProcessBlock([]byte) (chainstate.Result, error) {
+	return chainstate.Result{}, p.fail
+}
 
 func TestPanicsAndStoreErrorsAre500(t *testing.T) {
 	cs := newChainstate(t, params.MainNet())
