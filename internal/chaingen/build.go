@@ -80,9 +80,13 @@ func (g *Generator) block(st *state) error {
 	b.weight = 4*(80+5) + coinbaseRoom
 
 	// Block fill: the mean grows linearly to half the weight limit at
-	// g.ramp; each block draws uniformly up to twice the mean.
+	// g.ramp; each block draws uniformly up to twice the mean, one in 50
+	// (past ramp/10) is filled to the limit.
 	mean := float64(g.maxW) / 2 * min(1, float64(b.height)/float64(g.ramp))
 	target := int(mean * 2 * r.Float64())
+	if r.IntN(50) == 0 && b.height > int32(g.ramp/10) {
+		target = g.maxW // now and then a full block
+	}
 	frac := 0.3
 	if g.modern {
 		frac = 0.5

@@ -11,7 +11,9 @@
 // amount, a growing UTXO set (a block spends at most 30% of the spendable
 // pool, half its picks among the newest tenth) and blocks whose mean weight
 // grows linearly to 2 MWU (≈500 kB) at Config.Ramp (default height 2500),
-// each block drawn uniformly up to twice the mean (so up to ~1 MB).
+// each block drawn uniformly up to twice the mean (so up to ~1 MB), and one
+// block in 50 past height Ramp/10 filled to the limit (~1 MB) when the pool
+// allows.
 //
 // "modern" mixes P2WPKH, P2SH-P2WPKH, P2WSH 2-of-3 CHECKMULTISIG, P2TR
 // key-path (BIP86) and script-path (two-leaf tree; key-path spends of tree
