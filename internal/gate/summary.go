@@ -141,5 +141,36 @@ func finish(c *Custody, rule Rule) {
 	if len(notes) > 0 {
 		notes = append(notes, "verdict covers: "+strings.Join(measured, ", "))
 	}
-	c.Verdict.Notes = notes
+	c.Verdict.Notes = append(notes, noiseNotes(c.Stores, rule)...)
+}
+
+// noiseNotes warns when the runs of one arm spread more than the effect the
+// rule looks for: (max-min)/median > RequiredSpeedup-1. The decision stands;
+// the note says it rests on noisy measurements.
+func noiseNotes(stores []StoreResult, rule Rule) []string {
+	var notes []string
+	margin := rule.RequiredSpeedup - 1
+	for _, sr := range stores {
+		if sr.Status != StoreMeasured {
+			continue
+		}
+		for _, axis := range []string{"wall", "cpu"} {
+			worst, worstArm := 0.0, ""
+			for _, arm := range []string{Control, Candidate} {
+				m := sr.Medians[arm]
+				lo, hi, med := m.WallMinS, m.WallMaxS, m.WallMedianS
+				if axis == "cpu" {
+					lo, hi, med = m.CPUMinS, m.CPUMaxS, m.CPUMedianS
+				}
+				if med > 0 && (hi-lo)/med > worst {
+					worst, worstArm = (hi-lo)/med, arm
+				}
+			}
+			if worst > margin {
+				notes = append(notes, fmt.Sprintf("noise: %s %s runs of the %s arm spread %.0f%% of their median, more than the %.0f%% the rule tests for; "+
+					"more --pairs, a longer --cooldown, --pin or a quieter machine make the verdict firmer", sr.Store, axis, worstArm, worst*100, margin*100))
+			}
+		}
+	}
+	return notes
 }
