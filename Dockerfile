@@ -1,0 +1,30 @@
+# utxod with RocksDB compiled in (build tag rocksdb), on Debian bookworm.
+# docker compose up --build   (see docker-compose.yml)
+
+FROM golang:1.26-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends librocksdb-dev libsecp256k1-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=1 go build -tags rocksdb -trimpath -o /out/utxod ./cmd/utxod
+
+FROM debian:bookworm-slim
+# Runtime libraries of the build's -dev packages, and curl for the
+# healthcheck.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends librocksdb7.8 libsecp256k1-1 curl ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --home-dir /data --shell /usr/sbin/nologin utxod \
+ && mkdir -p /data && chown utxod:utxod /data
+COPY --from=build /out/utxod /usr/local/bin/utxod
+USER utxod
+VOLUME /data
+EXPOSE 8335
+ENV UTXOD_DATADIR=/data UTXOD_BACKEND=rocksdb
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
+  CMD curl -fsS http://127.0.0.1:8335/healthz || exit 1
+ENTRYPOINT ["utxod"]
+CMD ["serve", "--listen", "0.0.0.0:8335", "--allow-remote"]
