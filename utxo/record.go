@@ -182,17 +182,16 @@ func parsePayload(p []byte) (value int64, nSize uint64, data []byte, err error) 
 			return 0, 0, nil, nonCanonical("special script %d with %d data bytes", nSize, len(data))
 		}
 		if nSize >= 4 {
-			var y [32]byte
-			if !decompressKeyY(data, nSize == 5, &y) {
-				return 0, 0, nil, nonCanonical("special script %d: x not on secp256k1", nSize)
-			}
+			// v5 records store uncompressed-key P2PK raw (see
+			// recordScriptKind), so forms 4 and 5 never appear.
+			return 0, 0, nil, nonCanonical("special script %d (uncompressed key) is not used in records", nSize)
 		}
 		return int64(v), nSize, data, nil
 	}
 	if uint64(len(data)) != nSize-numSpecialScripts {
 		return 0, 0, nil, nonCanonical("raw script of %d bytes, size says %d", len(data), nSize-numSpecialScripts)
 	}
-	if specialScriptKind(data) >= 0 {
+	if recordScriptKind(data) >= 0 {
 		return 0, 0, nil, nonCanonical("raw script has a special compressed form")
 	}
 	return int64(v), nSize, data, nil
@@ -231,13 +230,33 @@ func checkRecordCoin(c Coin) error {
 	return nil
 }
 
+// recordScriptKind is the special form a v5 record uses for script: Core's
+// forms 0–3 (P2PKH, P2SH, compressed-key P2PK). Uncompressed-key P2PK
+// (Core's forms 4/5) is stored raw: decompressing it needs a square root on
+// the curve at every read, which measured ≈ 9% of an early-chain import
+// (profile in docs/benchmarks/storage.md), for 34 bytes saved per coin.
+func recordScriptKind(s []byte) int {
+	if len(s) == 67 {
+		return -1
+	}
+	return specialScriptKind(s)
+}
+
 func payloadLen(c Coin) int {
-	return VarIntLen(CompressAmount(uint64(c.Value))) + CompressedScriptLen(c.Script)
+	n := VarIntLen(CompressAmount(uint64(c.Value)))
+	if k := recordScriptKind(c.Script); k >= 0 {
+		return n + 1 + specialScriptDataLen(uint64(k))
+	}
+	return n + VarIntLen(uint64(len(c.Script))+numSpecialScripts) + len(c.Script)
 }
 
 func appendPayload(dst []byte, c Coin) []byte {
 	dst = AppendVarInt(dst, CompressAmount(uint64(c.Value)))
-	return AppendCompressedScript(dst, c.Script)
+	if recordScriptKind(c.Script) >= 0 {
+		return AppendCompressedScript(dst, c.Script)
+	}
+	dst = AppendVarInt(dst, uint64(len(c.Script))+numSpecialScripts)
+	return append(dst, c.Script...)
 }
 
 // EncodeRecord appends the v5 record of outs to dst. outs must be non-empty,

@@ -375,3 +375,23 @@ func BenchmarkRecordAdd(b *testing.B) {
 		buf, _ = RecordAdd(buf[:0], rec, 2, outs[2].Coin)
 	}
 }
+
+// TestRecordStoresUncompressedP2PKRaw: v5 records keep uncompressed-key P2PK
+// scripts raw (no curve arithmetic on reads); the script of mainnet block 1's
+// coinbase (public chain data) round-trips and is stored as 67 raw bytes.
+func TestRecordStoresUncompressedP2PKRaw(t *testing.T) {
+	key := mustHex(t, "0496b538e853519c726a2c91e61ec11600ae1390813a627c66fb8be7947be63c52da7589379515d4e0a604f8141781e62294721166bf621e73a82cbf2342c858ee")
+	script := append(append([]byte{65}, key...), opCheckSig)
+	c := Coin{Value: 50 * 100_000_000, Height: 1, Coinbase: true, Script: script}
+	rec, err := EncodeRecord(nil, []IndexedCoin{{Index: 0, Coin: c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(rec, append([]byte{67 + numSpecialScripts}, script...)) {
+		t.Fatalf("record %x does not end in the raw script", rec)
+	}
+	got, found, err := RecordGet(rec, 0)
+	if err != nil || !found || !bytes.Equal(got.Script, script) || got.Value != c.Value {
+		t.Fatalf("RecordGet: %+v %v %v", got, found, err)
+	}
+}

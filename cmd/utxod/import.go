@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -31,6 +32,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
 	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
@@ -57,6 +59,21 @@ Flags:`)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "utxod import:", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "utxod import:", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	key, err := hex.DecodeString(*xorKey)
 	if err != nil {
