@@ -80,6 +80,22 @@ func (b *Batch) Size() int {
 	return b.size
 }
 
+// Grow makes room for at least n more bytes of keys and values and ops more
+// operations without reallocating (a caller that knows a large batch's size
+// avoids repeated growth copies).
+func (b *Batch) Grow(n, ops int) {
+	if cap(b.buf)-len(b.buf) < n {
+		nb := make([]byte, len(b.buf), len(b.buf)+n)
+		copy(nb, b.buf)
+		b.buf = nb
+	}
+	if cap(b.ops)-len(b.ops) < ops {
+		no := make([]op, len(b.ops), len(b.ops)+ops)
+		copy(no, b.ops)
+		b.ops = no
+	}
+}
+
 // Reset empties the batch, keeping its allocated memory for reuse.
 func (b *Batch) Reset() {
 	b.buf = b.buf[:0]

@@ -59,7 +59,6 @@ type KVStore struct {
 	stats      []byte
 	genesis    []byte
 	closed     bool
-	batch      *backends.Batch
 	key        [33]byte
 }
 
@@ -70,7 +69,7 @@ func NewKVStore(kv backends.KV, budget int64) *KVStore {
 		budget = 450 << 20
 	}
 	return &KVStore{kv: kv, budget: budget, cache: make(map[wire.Hash]*cachedRecord),
-		undo: make(map[wire.Hash][]byte), blocks: make(map[wire.Hash][]byte), batch: backends.NewBatch()}
+		undo: make(map[wire.Hash][]byte), blocks: make(map[wire.Hash][]byte)}
 }
 
 func (s *KVStore) keyFor(prefix byte, h wire.Hash) []byte {
@@ -322,8 +321,25 @@ func (s *KVStore) Flush(index []*validate.BlockNode) error {
 	if s.closed {
 		return backends.ErrClosed
 	}
-	b := s.batch
-	b.Reset()
+	// A fresh batch per flush: a large flush's buffer is not kept alive.
+	b := backends.NewBatch()
+	size, ops := 0, 0
+	for _, e := range s.cache {
+		if e.dirty {
+			size += 33 + len(e.rec)
+			ops++
+		}
+	}
+	for _, u := range s.undo {
+		size += 33 + len(u)
+		ops++
+	}
+	for _, raw := range s.blocks {
+		size += 33 + len(raw)
+		ops++
+	}
+	size += len(index) * (33 + wire.HeaderSize + 40)
+	b.Grow(size+4096, ops+len(index)+8)
 	for txid, e := range s.cache {
 		if !e.dirty {
 			continue
@@ -365,7 +381,6 @@ func (s *KVStore) Flush(index []*validate.BlockNode) error {
 	if err := s.kv.Write(b, backends.Sync); err != nil {
 		return fmt.Errorf("chainstate: flush: %w", err)
 	}
-	b.Reset()
 	clear(s.undo)
 	clear(s.blocks)
 	s.genesis, s.stats = nil, nil

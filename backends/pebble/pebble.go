@@ -148,7 +148,8 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 		}
 		return nil
 	}
-	pb := d.db.NewBatch()
+	// Pre-size: each op costs its key and value plus a few header bytes.
+	pb := d.db.NewBatchWithSize(b.Size() + 16*b.Len())
 	if err := b.Replay(batchWriter{pb}); err != nil {
 		_ = pb.Close()
 		return fmt.Errorf("pebble: %w", err)
