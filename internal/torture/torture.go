@@ -31,6 +31,7 @@ import (
 	"utxod/internal/chaingen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -424,4 +425,41 @@ type BlockAnswer struct {
 	Hash   string `json:"hash"`
 	Height int32  `json:"height"`
 	Status string `json:"status"`
+}
+
+// StableOutpoints returns up to max outpoints created by the blocks at file
+// positions below upto that are unspent at the end of the clean run: a
+// server holding those blocks answers 200 for them whatever it receives
+// later.
+func (c *Corpus) StableOutpoints(upto, max int) ([]string, error) {
+	cs, err := memChainstate()
+	if err != nil {
+		return nil, err
+	}
+	for _, raw := range c.Blocks {
+		if _, err := cs.ProcessBlock(raw); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for _, raw := range c.Blocks[:upto] {
+		b, err := wire.ParseBlock(bytes.Clone(raw))
+		if err != nil {
+			return nil, err
+		}
+		if cs.Lookup(b.Hash) == nil || cs.AtHeight(cs.Lookup(b.Hash).Height) != cs.Lookup(b.Hash) {
+			continue // not on the final best chain
+		}
+		for _, tx := range b.Txs {
+			for i := range tx.Outputs {
+				if _, ok, err := cs.Coin(utxo.Outpoint{Hash: tx.TxID, Index: uint32(i)}); err == nil && ok {
+					out = append(out, fmt.Sprintf("%s/%d", tx.TxID, i))
+					if len(out) >= max {
+						return out, nil
+					}
+				}
+			}
+		}
+	}
+	return out, nil
 }
