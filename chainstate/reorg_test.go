@@ -68,6 +68,7 @@ func TestReorgsSameOnEveryStore(t *testing.T) {
 		t.Fatal("the generated chain caused no reorg")
 	}
 	want := infoJSON(t, mem)
+	checkScratchMuHash(t, mem)
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
@@ -85,6 +86,7 @@ func TestReorgsSameOnEveryStore(t *testing.T) {
 			if got := infoJSON(t, cs); got != want {
 				t.Fatalf("%s:\n%s\nmemory:\n%s", name, got, want)
 			}
+			checkScratchMuHash(t, cs)
 			if err := cs.Flush(); err != nil {
 				t.Fatal(err)
 			}
