@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -33,6 +34,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
 	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
@@ -118,6 +120,13 @@ Flags:`)
 		}
 	}
 	pr.finish()
+	if *memProfile != "" {
+		if f, err := os.Create(*memProfile); err == nil {
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	tip := cs.Tip()
 	log.Info("import done", "blocks", pr.blocks, "txs", pr.txs, "inputs", pr.inputs, "height", tip.Height, "tip", tip.Hash,
 		"seconds", time.Since(start).Seconds())
