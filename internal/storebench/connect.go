@@ -56,22 +56,22 @@ type Checkpoint struct {
 
 // ConnectResult is one replay.
 type ConnectResult struct {
-	Backend      string       `json:"backend"`
-	CacheMB      int          `json:"cache_mb"`
-	FlushEvery   int          `json:"flush_every"`
-	Blocks       int          `json:"blocks"`
-	Inputs       int64        `json:"inputs"`
-	Seconds      float64      `json:"seconds"` // replay including the final flush
-	BlocksPerS   float64      `json:"blocks_per_s"`
-	InputsPerS   float64      `json:"inputs_per_s"`
-	Flushes      int          `json:"flushes"`
-	FlushP50Ms   float64      `json:"flush_p50_ms"`
-	FlushP95Ms   float64      `json:"flush_p95_ms"`
-	FlushMaxMs   float64      `json:"flush_max_ms"`
-	FinalFlushMs float64      `json:"final_flush_ms"`
-	UTXOs        int64        `json:"utxos"`
-	Transactions int64        `json:"transactions"`
-	Height       int32        `json:"height"`
+	Backend      string  `json:"backend"`
+	CacheMB      int     `json:"cache_mb"`
+	FlushEvery   int     `json:"flush_every"`
+	Blocks       int     `json:"blocks"`
+	Inputs       int64   `json:"inputs"`
+	Seconds      float64 `json:"seconds"` // replay including the final flush
+	BlocksPerS   float64 `json:"blocks_per_s"`
+	InputsPerS   float64 `json:"inputs_per_s"`
+	Flushes      int     `json:"flushes"`
+	FlushP50Ms   float64 `json:"flush_p50_ms"`
+	FlushP95Ms   float64 `json:"flush_p95_ms"`
+	FlushMaxMs   float64 `json:"flush_max_ms"`
+	FinalFlushMs float64 `json:"final_flush_ms"`
+	UTXOs        int64   `json:"utxos"`
+	Transactions int64   `json:"transactions"`
+	Height       int32   `json:"height"`
 	// Memory (bytes). Baseline: after opening the store and the chainstate,
 	// before the first block. PreFlush: after the last block and a GC,
 	// before the final flush (pending undo/block data included unless

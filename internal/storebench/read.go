@@ -24,7 +24,7 @@ type SampleResult struct {
 	Outputs      int64   `json:"outputs"` // unspent outputs
 	CoinKeyBytes int64   `json:"coin_key_bytes"`
 	CoinValBytes int64   `json:"coin_value_bytes"`
-	OtherBytes   int64   `json:"other_bytes"`                // keys+values of every other prefix (undo, blocks, index, meta)
+	OtherBytes   int64   `json:"other_bytes"`                   // keys+values of every other prefix (undo, blocks, index, meta)
 	LogicalPerOp float64 `json:"coin_logical_bytes_per_output"` // (keys+values of `c`)/outputs
 	Sampled      int     `json:"sampled"`
 }
