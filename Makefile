@@ -73,5 +73,23 @@ gate:
 		--control-commit "$$(git rev-parse HEAD 2>/dev/null)" --candidate-commit "$$(git rev-parse HEAD 2>/dev/null)" \
 		--out $(GATE_OUT)/custody.json --report $(GATE_OUT)/report.md
 
+# Torture of the real binary (internal/torture; figures in
+# docs/benchmarks/reliability.md): TORTURE_KILLS SIGKILLs per store for each
+# of serve (over HTTP) and import on a larger generated corpus, the full-disk
+# tmpfs test (root), access rules and a wrk load of TORTURE_LOAD_SECONDS.
+# make test runs the same tests with 10 kills per store on a small corpus.
+# FUZZTIME=2m also runs every api fuzz target for that long.
+TORTURE_KILLS        ?= 200
+TORTURE_LOAD_SECONDS ?= 30
+FUZZTIME             ?=
+torture:
+	UTXOD_TORTURE_KILLS=$(TORTURE_KILLS) UTXOD_TORTURE_LOAD_SECONDS=$(TORTURE_LOAD_SECONDS) \
+		$(GO) test -tags '$(TAGS)' -count=1 -timeout 12h -v -run 'TestCrash|TestFullDisk|TestLoad|TestAccess' ./internal/torture
+	@if [ -n "$(FUZZTIME)" ]; then \
+		for f in FuzzPostBlock FuzzGetRoutes FuzzRESTGetUTXOsBody FuzzAuthHeader; do \
+			$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./api || exit 1; \
+		done; \
+	fi
+
 clean:
 	rm -rf $(BIN)

@@ -102,7 +102,7 @@ func testCorpus(t testing.TB) *Corpus {
 		}
 		cfg := chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 8, Blocks: 160, Reorgs: 6, MaxTxs: 8}
 		if long() {
-			cfg = chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 8, Blocks: 700, Reorgs: 30, MaxTxs: 40, Ramp: 300}
+			cfg = chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 8, Blocks: 400, Reorgs: 16, MaxTxs: 25, Ramp: 300}
 		}
 		start := time.Now()
 		corpus, corpusErr = NewCorpus(cfg, corpusDir)
