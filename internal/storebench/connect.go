@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,20 +77,27 @@ type ConnectResult struct {
 	// before the first block. PreFlush: after the last block and a GC,
 	// before the final flush (pending undo/block data included unless
 	// FlushEvery flushed them). Peak: VmHWM at the end.
-	RSSBaseline       int64   `json:"rss_baseline"`
-	RSSPreFlush       int64   `json:"rss_pre_flush"`
-	RSSPostFlush      int64   `json:"rss_post_flush"` // after the final flush and a GC
-	RSSPeak           int64   `json:"rss_peak"`
-	HeapBaseline      int64   `json:"heap_baseline"`   // runtime HeapAlloc after GC
-	HeapPostFlush     int64   `json:"heap_post_flush"` // after the final flush and GC: the cache (clean) + index
-	CacheBytes        int64   `json:"cache_bytes"`     // the cache's own estimate before the final flush
-	CacheHeldAll      bool    `json:"cache_held_all"`  // the cache never exceeded its budget
-	RSSPerOutput      float64 `json:"rss_per_output"`  // (RSSPostFlush − RSSBaseline)/UTXOs, when CacheHeldAll
-	PeakRSSPerOutput  float64 `json:"peak_rss_per_output"`
-	HeapPerOutput     float64 `json:"heap_per_output"`
-	CacheEstPerOutput float64 `json:"cache_estimate_per_output"`
-	DiskBytes         int64   `json:"disk_bytes"` // datadir after close (apparent size)
-	DiskAlloc         int64   `json:"disk_alloc"` // datadir after close (allocated blocks)
+	RSSBaseline   int64   `json:"rss_baseline"`
+	RSSPreFlush   int64   `json:"rss_pre_flush"`
+	RSSPostFlush  int64   `json:"rss_post_flush"` // after the final flush and a GC
+	RSSPeak       int64   `json:"rss_peak"`
+	HeapBaseline  int64   `json:"heap_baseline"`   // runtime HeapAlloc after GC
+	HeapPostFlush int64   `json:"heap_post_flush"` // after the final flush and GC: the cache (clean) + index
+	CacheBytes    int64   `json:"cache_bytes"`     // the cache's own estimate before the final flush
+	CacheHeldAll  bool    `json:"cache_held_all"`  // the cache never exceeded its budget
+	RSSPerOutput  float64 `json:"rss_per_output"`  // (RSSPostFlush − RSSBaseline)/UTXOs, when CacheHeldAll
+	// Dropping the coins cache (KVStore.Close) after the final flush, then
+	// GC and FreeOSMemory: what RSS and the live heap give back is the
+	// cache's own footprint, without the store's memtables and caches.
+	RSSCacheDrop       int64   `json:"rss_cache_drop"`
+	HeapCacheDrop      int64   `json:"heap_cache_drop"`
+	CacheRSSPerOutput  float64 `json:"cache_rss_per_output"`
+	CacheHeapPerOutput float64 `json:"cache_heap_per_output"`
+	PeakRSSPerOutput   float64 `json:"peak_rss_per_output"`
+	HeapPerOutput      float64 `json:"heap_per_output"`
+	CacheEstPerOutput  float64 `json:"cache_estimate_per_output"`
+	DiskBytes          int64   `json:"disk_bytes"` // datadir after close (apparent size)
+	DiskAlloc          int64   `json:"disk_alloc"` // datadir after close (allocated blocks)
 
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
 }
@@ -219,7 +227,7 @@ func Connect(cfg ConnectConfig) (*ConnectResult, error) {
 	}
 	res.FinalFlushMs = ms(time.Since(ff))
 	res.Seconds = time.Since(start).Seconds()
-	runtime.GC()
+	debug.FreeOSMemory()
 	res.HeapPostFlush = heapAlloc()
 	res.RSSPostFlush, res.RSSPeak = procStatus()
 	st := cs.Stats()
@@ -242,6 +250,14 @@ func Connect(cfg ConnectConfig) (*ConnectResult, error) {
 		}
 	}
 	store.Close()
+	debug.FreeOSMemory()
+	rss, _ := procStatus()
+	res.RSSCacheDrop = res.RSSPostFlush - rss
+	res.HeapCacheDrop = res.HeapPostFlush - heapAlloc()
+	if res.UTXOs > 0 && res.CacheHeldAll {
+		res.CacheRSSPerOutput = float64(res.RSSCacheDrop) / float64(res.UTXOs)
+		res.CacheHeapPerOutput = float64(res.HeapCacheDrop) / float64(res.UTXOs)
+	}
 	if err := kv.Close(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,8 @@
 // the 10,000 most recently created coins and half uniformly from the whole set (uniform spends are the
 // cache's worst case); coins created earlier in the same block may be spent. Values split the inputs'
 // sum at random (no fees). Blocks 1–100 hold only their coinbase (maturity), later blocks TxsPerBlock
-// transactions (≈ 600 kB, weight ≈ 2.4 M). The UTXO set grows by ≈ 6,400 coins per block.
+// transactions (≈ 550 kB, weight ≈ 2.2 M). The UTXO set grows by ≈ 6,400 coins per block; 10^7 coins take
+// 1,652 blocks (902 MB, 51 s to generate on 2 vCPU).
 package storebench
 
 import (
