@@ -51,7 +51,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.network, "network", envOr("UTXOD_NETWORK", "main"), "network: main, testnet3, testnet4, signet or regtest")
 	fs.StringVar(&c.datadir, "datadir", envOr("UTXOD_DATADIR", ""), "data directory (empty: keep the chainstate in memory)")
 	fs.StringVar(&c.backend, "backend", envOr("UTXOD_BACKEND", "pebble"), "store: pebble, rocksdb or bbolt")
-	fs.StringVar(&c.merkleKernel, "merkle-kernel", envOr("UTXOD_MERKLE_KERNEL", "auto"), "SHA-256d merkle kernel: auto, generic, avx2, shani or avx512")
+	fs.StringVar(&c.merkleKernel, "merkle-kernel", envOr("UTXOD_MERKLE_KERNEL", "generic"), "SHA-256d merkle kernel: generic (default: the whole-process gate did not promote the SIMD kernels, docs/benchmarks/gate/merkle-generic-vs-auto), auto (fastest the CPU has), avx2, shani or avx512")
 	fs.StringVar(&c.scriptEngine, "script-engine", envOr("UTXOD_SCRIPT_ENGINE", "utxod"), "script engine: utxod (own interpreter on libsecp256k1; promoted by the gate in docs/benchmarks/gate/script-engine-txscript-vs-utxod) or txscript (btcd's, the control arm)")
 	fs.IntVar(&c.cacheMB, "cache-mb", envInt("UTXOD_CACHE_MB", 450), "coins cache budget in MiB (flushed to the store when exceeded)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("UTXOD_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
