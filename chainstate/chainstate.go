@@ -62,6 +62,9 @@ type Chainstate struct {
 	now          func() int64
 	keep         int32
 
+	lazy  *lazyMuHash // pending MuHash work, see muhash.go
+	muOff bool        // --no-muhash measurement arm
+
 	// OnFlush, when set before use, is called after each flush with its
 	// duration (metrics).
 	OnFlush func(time.Duration)
@@ -115,6 +118,8 @@ func New(cfg Config) (*Chainstate, error) {
 		keep:  keep,
 
 		maxOrphBytes: cfg.MaxOrphanBytes,
+		lazy:         newLazyMuHash(),
+		muOff:        cfg.DisableMuHash,
 	}
 	if cs.maxOrphBytes <= 0 {
 		cs.maxOrphBytes = defaultOrphanBytes
@@ -124,11 +129,12 @@ func New(cfg Config) (*Chainstate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chainstate: load: %w", err)
 	}
-	cs.stats.NoMuHash = cfg.DisableMuHash
+	// The MuHash is maintained lazily (muhash.go), not by Stats itself.
+	cs.stats.NoMuHash = true
 	if persisted == nil {
 		cs.chain.SetTip(g)
 		cs.stats.SetTip(0, g.Hash)
-		if err := cs.store.SetGenesis(g.Hash, &cs.stats); err != nil {
+		if err := cs.store.SetGenesis(g.Hash, &cs.stats); err != nil { // empty set: MuHash exact
 			return nil, err
 		}
 		return cs, nil
@@ -148,7 +154,7 @@ func New(cfg Config) (*Chainstate, error) {
 	}
 	cs.chain.SetTip(tip)
 	cs.stats = persisted.Stats
-	cs.stats.NoMuHash = cfg.DisableMuHash
+	cs.stats.NoMuHash = true
 	cs.index.TakeDirty()
 	log.Info("chainstate loaded", "height", tip.Height, "tip", tip.Hash, "index", cs.index.Len())
 	// A heavier valid branch stored before the restart wins now.
@@ -179,11 +185,20 @@ func (cs *Chainstate) Tip() *validate.BlockNode {
 	return cs.chain.Tip()
 }
 
-// Stats returns a copy of the statistics at the tip.
+// Stats returns a copy of the statistics at the tip (MuHash exact).
 func (cs *Chainstate) Stats() Stats {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	return cs.stats
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.statsLocked()
+}
+
+// statsLocked materialises pending MuHash work and returns the statistics
+// as readers see them. Callers hold cs.mu exclusively.
+func (cs *Chainstate) statsLocked() Stats {
+	cs.lazy.materialize(&cs.stats.MuHash)
+	st := cs.stats
+	st.NoMuHash = cs.muOff
+	return st
 }
 
 // ProcessBlock validates raw and, when it extends the most-work valid chain,
@@ -202,6 +217,9 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 		return res, err
 	}
 	cs.processOrphans(b.Hash)
+	if cs.lazy.pending() > materializeAt {
+		cs.lazy.materialize(&cs.stats.MuHash)
+	}
 	if cs.store.NeedsFlush() {
 		if err := cs.flushLocked(); err != nil {
 			return res, err
@@ -212,7 +230,8 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 
 func (cs *Chainstate) flushLocked() error {
 	start := time.Now()
-	if err := cs.store.Flush(cs.index.TakeDirty()); err != nil {
+	st := cs.statsLocked()
+	if err := cs.store.Flush(cs.index.TakeDirty(), &st); err != nil {
 		return err
 	}
 	cs.log.Debug("flushed", "height", cs.chain.Tip().Height, "ms", time.Since(start).Milliseconds())
@@ -393,7 +412,7 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 			return err
 		}
 		next.SetTip(uint32(tip.Parent.Height), tip.Parent.Hash)
-		if err := cs.store.Disconnect(tip, d, &next); err != nil {
+		if err := cs.store.Disconnect(tip, d); err != nil {
 			return fmt.Errorf("chainstate: disconnect %s: %w", tip.Hash, err)
 		}
 		cs.stats = next
@@ -422,7 +441,7 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 		return err
 	}
 	next.SetTip(uint32(node.Height), node.Hash)
-	if err := cs.store.Connect(node, d, &next); err != nil {
+	if err := cs.store.Connect(node, d); err != nil {
 		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
 	}
 	cs.stats = next

@@ -190,8 +190,8 @@ type watchStore struct {
 	seen    map[int]bool
 }
 
-func (w *watchStore) Disconnect(node *validate.BlockNode, d *utxo.Delta, s *chainstate.Stats) error {
-	if err := w.Store.Disconnect(node, d, s); err != nil {
+func (w *watchStore) Disconnect(node *validate.BlockNode, d *utxo.Delta) error {
+	if err := w.Store.Disconnect(node, d); err != nil {
 		return err
 	}
 	for i, e := range w.expects {

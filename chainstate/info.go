@@ -21,9 +21,10 @@ const (
 func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	switch hashType {
 	case "", HashTypeMuHash, HashTypeNone:
-		cs.mu.RLock()
-		info := cs.stats.Info()
-		cs.mu.RUnlock()
+		cs.mu.Lock()
+		st := cs.statsLocked()
+		cs.mu.Unlock()
+		info := st.Info()
 		if hashType == HashTypeNone {
 			info.MuHash = nil
 		}
@@ -36,14 +37,15 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	cs.hs3mu.Lock()
 	defer cs.hs3mu.Unlock()
 	cs.mu.Lock()
-	info := cs.stats.Info()
+	st := cs.statsLocked()
+	info := st.Info()
 	if cs.hs3Valid && cs.hs3Tip == cs.stats.BestBlock {
 		cs.mu.Unlock()
 		v := cs.hs3
 		info.HashSerialized3 = &v
 		return info, nil
 	}
-	snap, err := cs.store.Snapshot(cs.index.TakeDirty())
+	snap, err := cs.store.Snapshot(cs.index.TakeDirty(), &st)
 	cs.mu.Unlock()
 	if err != nil {
 		return info, fmt.Errorf("chainstate: hash_serialized_3 snapshot: %w", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"utxod/backends"
 	"utxod/utxo"
@@ -33,33 +34,119 @@ var (
 const schemaVersion = 5
 
 // cacheEntryOverhead estimates the memory one cached txid costs besides its
-// record bytes: map slot (32-byte key, pointer), the entry struct and slice
-// header, and allocator rounding.
-const cacheEntryOverhead = 112
+// record bytes: its slot in a pointer-free Swiss-table map (32-byte key,
+// 8-byte packed entry, a control byte; 41 bytes at 100 % load, tables run
+// between 7/16 and 7/8 full).
+const cacheEntryOverhead = 60
 
 // ErrWrongNetwork reports a datadir created for another network.
 var ErrWrongNetwork = errors.New("chainstate: datadir belongs to another network")
 
-type cachedRecord struct {
-	rec   []byte // v5 record; nil when the txid has no unspent output
-	dirty bool
+// cacheEntry is one cached txid packed in 64 bits: bit 0 dirty (the store
+// must be updated at the next flush), bit 1 on disk (the store holds a
+// record for the txid as of the last load or flush), bits 2–23 the record
+// length (0: no unspent output), bits 24–63 its location in the arena.
+// Keeping records out of the map and pointers out of both makes the cache
+// invisible to the garbage collector's scan and saves the per-record heap
+// object (pointer, slice header, size-class rounding) of a
+// map[wire.Hash]*struct{rec []byte} layout.
+type cacheEntry uint64
+
+const (
+	entryDirty    cacheEntry = 1 << 0
+	entryOnDisk   cacheEntry = 1 << 1
+	entryFlags               = entryDirty | entryOnDisk
+	entryLenShift            = 2
+	entryMaxLen              = 1<<22 - 1
+	entryLocShift            = 24
+)
+
+func (e cacheEntry) len() int          { return int(e>>entryLenShift) & entryMaxLen }
+func (e cacheEntry) loc() uint64       { return uint64(e) >> entryLocShift }
+func (e cacheEntry) flags() cacheEntry { return e & entryFlags }
+
+func packEntry(loc uint64, n int, flags cacheEntry) cacheEntry {
+	return cacheEntry(loc)<<entryLocShift | cacheEntry(n)<<entryLenShift | flags
+}
+
+// arena holds the cached records, append-only: a record is never modified
+// in place (updates append a new copy and count the old one as dead), so
+// slices handed out (coin scripts alias their record) stay valid; compact
+// copies the live records into fresh chunks and drops the old ones, which
+// the garbage collector frees once nothing aliases them.
+type arena struct {
+	chunks [][]byte
+	cur    int   // index of the chunk being filled; -1 before the first
+	used   int64 // bytes consumed in chunks (live + dead + skipped tails)
+	dead   int64 // bytes of replaced records
+}
+
+const (
+	arenaChunk    = 1 << 20 // location = chunk index << 20 | offset
+	arenaOffBits  = 20
+	arenaBigBytes = arenaChunk / 4 // larger records get a chunk of their own
+)
+
+func newArena() arena { return arena{cur: -1} }
+
+// put copies b into the arena and returns its location.
+func (a *arena) put(b []byte) uint64 {
+	n := len(b)
+	if n > arenaBigBytes {
+		a.chunks = append(a.chunks, bytes.Clone(b))
+		a.used += int64(n)
+		return uint64(len(a.chunks)-1) << arenaOffBits
+	}
+	if a.cur < 0 || len(a.chunks[a.cur])+n > arenaChunk {
+		if a.cur >= 0 {
+			a.used += int64(arenaChunk - len(a.chunks[a.cur]))
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
+		a.cur = len(a.chunks) - 1
+	}
+	c := a.chunks[a.cur]
+	off := len(c)
+	a.chunks[a.cur] = append(c, b...)
+	a.used += int64(n)
+	return uint64(a.cur)<<arenaOffBits | uint64(off)
+}
+
+// get returns the record of e (nil when it has none), capacity-limited so
+// that an append by the caller cannot overwrite a neighbour.
+func (a *arena) get(e cacheEntry) []byte {
+	n := e.len()
+	if n == 0 {
+		return nil
+	}
+	loc := e.loc()
+	off := int(loc & (arenaChunk - 1))
+	c := a.chunks[loc>>arenaOffBits]
+	return c[off : off+n : off+n]
 }
 
 // KVStore is the persistent Store over a backends.KV: a write-back cache of
 // per-transaction v5 records with a byte budget, and pending undo, block
 // and index writes, all flushed in one synced batch with the tip.
 type KVStore struct {
-	kv         backends.KV
-	budget     int64
-	cache      map[wire.Hash]*cachedRecord
-	cacheBytes int64
-	undo       map[wire.Hash][]byte // pending; nil value = delete
-	blocks     map[wire.Hash][]byte // pending; nil value = delete
-	tip        wire.Hash
-	stats      []byte
-	genesis    []byte
-	closed     bool
-	key        [33]byte
+	// rmu serialises Coin: Chainstate.Coin runs under the chainstate's
+	// read lock, so several HTTP lookups can reach it at once, and a miss
+	// inserts into the cache (and uses the key buffer). Every other method
+	// runs under the chainstate's write lock.
+	rmu     sync.Mutex
+	kv      backends.KV
+	budget  int64
+	cache   map[wire.Hash]cacheEntry
+	arena   arena
+	scratch [2][]byte
+	undo    map[wire.Hash][]byte // pending; nil value = delete
+	blocks  map[wire.Hash][]byte // pending; nil value = delete
+	tip     wire.Hash
+	stats   []byte
+	// tipDirty: the tip moved since the last flush (statistics to write).
+	tipDirty bool
+	genesis  []byte
+	closed   bool
+	key      [33]byte
 }
 
 // NewKVStore wraps kv with a coins cache of budget bytes. The caller keeps
@@ -68,7 +155,7 @@ func NewKVStore(kv backends.KV, budget int64) *KVStore {
 	if budget <= 0 {
 		budget = 450 << 20
 	}
-	return &KVStore{kv: kv, budget: budget, cache: make(map[wire.Hash]*cachedRecord),
+	return &KVStore{kv: kv, budget: budget, cache: make(map[wire.Hash]cacheEntry), arena: newArena(),
 		undo: make(map[wire.Hash][]byte), blocks: make(map[wire.Hash][]byte)}
 }
 
@@ -86,37 +173,74 @@ func hashKey(prefix byte, h wire.Hash) []byte {
 }
 
 // load returns the cache entry of txid, reading it from the store on a miss.
-func (s *KVStore) load(txid wire.Hash) (*cachedRecord, error) {
+func (s *KVStore) load(txid wire.Hash) (cacheEntry, error) {
 	if e, ok := s.cache[txid]; ok {
 		return e, nil
 	}
 	v, err := s.kv.Get(s.keyFor(prefixCoins, txid))
+	var e cacheEntry
 	switch {
 	case errors.Is(err, backends.ErrNotFound):
-		v = nil
 	case err != nil:
-		return nil, fmt.Errorf("chainstate: read coins of %s: %w", txid, err)
+		return 0, fmt.Errorf("chainstate: read coins of %s: %w", txid, err)
+	case len(v) > entryMaxLen:
+		return 0, fmt.Errorf("chainstate: coins of %s: record of %d bytes", txid, len(v))
+	case len(v) > 0:
+		e = packEntry(s.arena.put(v), len(v), entryOnDisk)
 	}
-	e := &cachedRecord{rec: v}
 	s.cache[txid] = e
-	s.cacheBytes += cacheEntryOverhead + int64(cap(v))
 	return e, nil
 }
 
-func (s *KVStore) setRecord(e *cachedRecord, rec []byte) {
-	s.cacheBytes += int64(cap(rec)) - int64(cap(e.rec))
-	e.rec = rec
-	e.dirty = true
+// setRecord replaces txid's cached record (rec empty: no unspent output
+// left) and marks it dirty. A txid that never reached the store and has no
+// output left is simply forgotten (nothing to write).
+func (s *KVStore) setRecord(txid wire.Hash, e cacheEntry, rec []byte) error {
+	s.arena.dead += int64(e.len())
+	switch {
+	case len(rec) == 0 && e&entryOnDisk == 0:
+		delete(s.cache, txid)
+	case len(rec) == 0:
+		s.cache[txid] = packEntry(0, 0, entryOnDisk|entryDirty)
+	case len(rec) > entryMaxLen:
+		return fmt.Errorf("chainstate: coins of %s: record of %d bytes", txid, len(rec))
+	default:
+		s.cache[txid] = packEntry(s.arena.put(rec), len(rec), e&entryOnDisk|entryDirty)
+	}
+	return nil
+}
+
+// compactMinDead is the least dead arena bytes worth a compaction (a
+// variable for tests).
+var compactMinDead int64 = 1 << 20
+
+// maybeCompact copies the live records into fresh chunks when replaced
+// records take a quarter of the arena: the garbage stays below a third of
+// the live bytes, and each compaction copies at most three live bytes per
+// dead one.
+func (s *KVStore) maybeCompact() {
+	if s.arena.dead < compactMinDead || 4*s.arena.dead < s.arena.used {
+		return
+	}
+	a := newArena()
+	for h, e := range s.cache {
+		if n := e.len(); n > 0 {
+			s.cache[h] = packEntry(a.put(s.arena.get(e)), n, e.flags())
+		}
+	}
+	s.arena = a
 }
 
 // Coin implements utxo.View. A raw script aliases the cached record, which
 // is never modified in place (updates build a new record).
 func (s *KVStore) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
 	e, err := s.load(op.Hash)
-	if err != nil || e.rec == nil {
+	if err != nil || e.len() == 0 {
 		return utxo.Coin{}, false, err
 	}
-	c, found, err := utxo.RecordGet(e.rec, op.Index)
+	c, found, err := utxo.RecordGet(s.arena.get(e), op.Index)
 	if err != nil {
 		return utxo.Coin{}, false, fmt.Errorf("chainstate: coins of %s: %w", op.Hash, err)
 	}
@@ -126,62 +250,91 @@ func (s *KVStore) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 // LiveOutputs implements Store.
 func (s *KVStore) LiveOutputs(txid wire.Hash) (int, error) {
 	e, err := s.load(txid)
-	if err != nil || e.rec == nil {
+	if err != nil || e.len() == 0 {
 		return 0, err
 	}
-	return utxo.RecordLen(e.rec)
+	return utxo.RecordLen(s.arena.get(e))
 }
 
+// sameTxid returns the end of the run of entries of list[i]'s txid.
+func sameTxid(list []utxo.Entry, i int) int {
+	j := i + 1
+	for j < len(list) && list[j].Hash == list[i].Hash {
+		j++
+	}
+	return j
+}
+
+// remove deletes the outputs of list; consecutive outputs of one txid are
+// applied to a scratch copy and stored once.
 func (s *KVStore) remove(list []utxo.Entry) error {
-	for _, x := range list {
-		e, err := s.load(x.Hash)
+	for i := 0; i < len(list); {
+		j := sameTxid(list, i)
+		h := list[i].Hash
+		e, err := s.load(h)
 		if err != nil {
 			return err
 		}
-		if e.rec == nil {
-			return fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
+		rec := s.arena.get(e)
+		for k, x := range list[i:j] {
+			if len(rec) == 0 {
+				return fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
+			}
+			out, _, found, err := utxo.RecordRemove(s.scratch[k&1][:0], rec, x.Index)
+			if err != nil {
+				return fmt.Errorf("chainstate: coins of %s: %w", x.Hash, err)
+			}
+			if !found {
+				return fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
+			}
+			s.scratch[k&1] = out
+			rec = out
 		}
-		rec, _, found, err := utxo.RecordRemove(nil, e.rec, x.Index)
-		if err != nil {
-			return fmt.Errorf("chainstate: coins of %s: %w", x.Hash, err)
+		if err := s.setRecord(h, e, rec); err != nil {
+			return err
 		}
-		if !found {
-			return fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
-		}
-		if len(rec) == 0 {
-			rec = nil
-		}
-		s.setRecord(e, rec)
+		i = j
 	}
 	return nil
 }
 
+// add inserts the outputs of list, one stored record per run of a txid.
 func (s *KVStore) add(list []utxo.Entry) error {
-	for _, x := range list {
-		e, err := s.load(x.Hash)
+	for i := 0; i < len(list); {
+		j := sameTxid(list, i)
+		h := list[i].Hash
+		e, err := s.load(h)
 		if err != nil {
 			return err
 		}
-		rec, err := utxo.RecordAdd(nil, e.rec, x.Index, x.Coin)
-		if err != nil {
-			return fmt.Errorf("chainstate: add %s:%d: %w", x.Hash, x.Index, err)
+		rec := s.arena.get(e)
+		for k, x := range list[i:j] {
+			out, err := utxo.RecordAdd(s.scratch[k&1][:0], rec, x.Index, x.Coin)
+			if err != nil {
+				return fmt.Errorf("chainstate: add %s:%d: %w", x.Hash, x.Index, err)
+			}
+			s.scratch[k&1] = out
+			rec = out
 		}
-		s.setRecord(e, rec)
+		if err := s.setRecord(h, e, rec); err != nil {
+			return err
+		}
+		i = j
 	}
 	return nil
 }
 
-func (s *KVStore) setTip(h wire.Hash, stats *Stats) error {
+func (s *KVStore) setStats(stats *Stats) error {
 	b, err := stats.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	s.tip, s.stats = h, b
+	s.stats = b
 	return nil
 }
 
 // Connect implements Store.
-func (s *KVStore) Connect(node *validate.BlockNode, d *utxo.Delta, stats *Stats) error {
+func (s *KVStore) Connect(node *validate.BlockNode, d *utxo.Delta) error {
 	if s.closed {
 		return backends.ErrClosed
 	}
@@ -195,7 +348,9 @@ func (s *KVStore) Connect(node *validate.BlockNode, d *utxo.Delta, stats *Stats)
 		return err
 	}
 	s.undo[node.Hash] = encodeUndo(nil, d)
-	return s.setTip(node.Hash, stats)
+	s.maybeCompact()
+	s.tip, s.tipDirty = node.Hash, true
+	return nil
 }
 
 // Undo implements Store.
@@ -218,7 +373,7 @@ func (s *KVStore) Undo(node *validate.BlockNode) (*utxo.Delta, error) {
 }
 
 // Disconnect implements Store.
-func (s *KVStore) Disconnect(node *validate.BlockNode, d *utxo.Delta, stats *Stats) error {
+func (s *KVStore) Disconnect(node *validate.BlockNode, d *utxo.Delta) error {
 	if s.closed {
 		return backends.ErrClosed
 	}
@@ -229,7 +384,9 @@ func (s *KVStore) Disconnect(node *validate.BlockNode, d *utxo.Delta, stats *Sta
 		return err
 	}
 	s.undo[node.Hash] = nil
-	return s.setTip(node.Parent.Hash, stats)
+	s.maybeCompact()
+	s.tip, s.tipDirty = node.Parent.Hash, true
+	return nil
 }
 
 // PutBlock implements Store.
@@ -256,7 +413,8 @@ func (s *KVStore) DeleteBlock(h wire.Hash) error { s.blocks[h] = nil; return nil
 // SetGenesis implements Store.
 func (s *KVStore) SetGenesis(h wire.Hash, stats *Stats) error {
 	s.genesis = bytes.Clone(h[:])
-	return s.setTip(h, stats)
+	s.tip, s.tipDirty = h, true
+	return s.setStats(stats)
 }
 
 // Load implements Store.
@@ -317,16 +475,27 @@ func (s *KVStore) Load() (*Persisted, error) {
 }
 
 // Flush implements Store: one synced batch with every pending change.
-func (s *KVStore) Flush(index []*validate.BlockNode) error {
+func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 	if s.closed {
 		return backends.ErrClosed
+	}
+	if s.tipDirty && stats == nil {
+		return fmt.Errorf("chainstate: flush: the tip moved but no statistics were given")
+	}
+	if stats != nil && s.tipDirty {
+		if stats.BestBlock != s.tip {
+			return fmt.Errorf("chainstate: flush: statistics describe %s, the coins %s", stats.BestBlock, s.tip)
+		}
+		if err := s.setStats(stats); err != nil {
+			return err
+		}
 	}
 	// A fresh batch per flush: a large flush's buffer is not kept alive.
 	b := backends.NewBatch()
 	size, ops := 0, 0
 	for _, e := range s.cache {
-		if e.dirty {
-			size += 33 + len(e.rec)
+		if e&entryDirty != 0 {
+			size += 33 + e.len()
 			ops++
 		}
 	}
@@ -341,13 +510,13 @@ func (s *KVStore) Flush(index []*validate.BlockNode) error {
 	size += len(index) * (33 + wire.HeaderSize + 40)
 	b.Grow(size+4096, ops+len(index)+8)
 	for txid, e := range s.cache {
-		if !e.dirty {
+		if e&entryDirty == 0 {
 			continue
 		}
-		if e.rec == nil {
-			b.Delete(hashKey(prefixCoins, txid))
+		if e.len() == 0 {
+			b.Delete(s.keyFor(prefixCoins, txid))
 		} else {
-			b.Put(hashKey(prefixCoins, txid), e.rec)
+			b.Put(s.keyFor(prefixCoins, txid), s.arena.get(e))
 		}
 	}
 	for h, u := range s.undo {
@@ -383,27 +552,37 @@ func (s *KVStore) Flush(index []*validate.BlockNode) error {
 	}
 	clear(s.undo)
 	clear(s.blocks)
-	s.genesis, s.stats = nil, nil
-	if s.cacheBytes > s.budget {
-		clear(s.cache)
-		s.cacheBytes = 0
+	s.genesis, s.stats, s.tipDirty = nil, nil, false
+	if s.CacheBytes() > s.budget {
+		s.cache = make(map[wire.Hash]cacheEntry) // clear would keep the table's memory
+		s.arena = newArena()
 	} else {
-		for _, e := range s.cache {
-			e.dirty = false
+		// Clean entries without outputs (spent, or absent when looked up)
+		// are dropped: the store answers for them.
+		for txid, e := range s.cache {
+			if e.len() == 0 {
+				delete(s.cache, txid)
+			} else if e&entryDirty != 0 {
+				s.cache[txid] = e&^entryDirty | entryOnDisk
+			}
 		}
+		s.maybeCompact()
 	}
 	return nil
 }
 
 // NeedsFlush implements Store.
-func (s *KVStore) NeedsFlush() bool { return s.cacheBytes > s.budget }
+func (s *KVStore) NeedsFlush() bool { return s.CacheBytes() > s.budget }
 
-// CacheBytes implements Store.
-func (s *KVStore) CacheBytes() int64 { return s.cacheBytes }
+// CacheBytes implements Store: map slots plus the arena's consumed bytes
+// (replaced records included until a compaction).
+func (s *KVStore) CacheBytes() int64 {
+	return int64(len(s.cache))*cacheEntryOverhead + s.arena.used
+}
 
 // Snapshot implements Store: flush, then scan a store snapshot.
-func (s *KVStore) Snapshot(index []*validate.BlockNode) (Scanner, error) {
-	if err := s.Flush(index); err != nil {
+func (s *KVStore) Snapshot(index []*validate.BlockNode, stats *Stats) (Scanner, error) {
+	if err := s.Flush(index, stats); err != nil {
 		return nil, err
 	}
 	snap, err := s.kv.NewSnapshot()
@@ -417,7 +596,8 @@ func (s *KVStore) Snapshot(index []*validate.BlockNode) (Scanner, error) {
 // at the last flushed tip); callers flush first for a clean shutdown.
 func (s *KVStore) Close() error {
 	s.closed = true
-	clear(s.cache)
+	s.cache = make(map[wire.Hash]cacheEntry)
+	s.arena = newArena()
 	return nil
 }
 

@@ -169,7 +169,8 @@ func mustTxid(t testing.TB, s string) wire.Hash {
 func checkScratchMuHash(t *testing.T, cs *Chainstate) {
 	t.Helper()
 	cs.mu.Lock()
-	snap, err := cs.store.Snapshot(cs.index.TakeDirty())
+	st := cs.statsLocked()
+	snap, err := cs.store.Snapshot(cs.index.TakeDirty(), &st)
 	cs.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

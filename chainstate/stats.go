@@ -77,30 +77,30 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect bool) error {
 			}
 		}
 	}
-	if connect {
-		for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten} {
-			for _, e := range list {
-				if err := s.RemoveCoin(e.Outpoint, e.Coin, false); err != nil {
-					return err
-				}
+	removed, added := [][]utxo.Entry{d.Spent, d.Overwritten}, [][]utxo.Entry{d.Created}
+	if !connect {
+		// Overwritten coins do not come back (Core's undo data cannot
+		// restore them).
+		removed, added = [][]utxo.Entry{d.Created}, [][]utxo.Entry{d.Spent}
+	}
+	for _, list := range removed {
+		for _, e := range list {
+			if err := s.RemoveCoin(e.Outpoint, e.Coin, false); err != nil {
+				return err
+			}
+			if !cs.muOff {
+				cs.lazy.remove(e.Outpoint, e.Coin)
 			}
 		}
-		for _, e := range d.Created {
+	}
+	for _, list := range added {
+		for _, e := range list {
 			if err := s.AddCoin(e.Outpoint, e.Coin, false); err != nil {
 				return err
 			}
-		}
-		return nil
-	}
-	// Overwritten coins do not come back (Core's undo data cannot restore them).
-	for _, e := range d.Created {
-		if err := s.RemoveCoin(e.Outpoint, e.Coin, false); err != nil {
-			return err
-		}
-	}
-	for _, e := range d.Spent {
-		if err := s.AddCoin(e.Outpoint, e.Coin, false); err != nil {
-			return err
+			if !cs.muOff {
+				cs.lazy.insert(e.Outpoint, e.Coin)
+			}
 		}
 	}
 	return nil

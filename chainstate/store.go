@@ -45,13 +45,12 @@ type Store interface {
 	// LiveOutputs is the number of unspent outputs of txid.
 	LiveOutputs(txid wire.Hash) (int, error)
 	// Connect applies d as the effect of connecting node (the new tip) and
-	// records it as node's undo data; stats are the statistics after it.
-	Connect(node *validate.BlockNode, d *utxo.Delta, stats *Stats) error
+	// records it as node's undo data.
+	Connect(node *validate.BlockNode, d *utxo.Delta) error
 	// Undo returns the delta node (the current tip) was connected with.
 	Undo(node *validate.BlockNode) (*utxo.Delta, error)
-	// Disconnect reverts node (the current tip), whose delta is d; stats are
-	// the statistics after the disconnect.
-	Disconnect(node *validate.BlockNode, d *utxo.Delta, stats *Stats) error
+	// Disconnect reverts node (the current tip), whose delta is d.
+	Disconnect(node *validate.BlockNode, d *utxo.Delta) error
 	// PutBlock stores raw block data (the store keeps raw; caller must not
 	// modify it), Block returns it (ErrNoBlock if absent), DeleteBlock drops it.
 	PutBlock(hash wire.Hash, raw []byte) error
@@ -61,9 +60,9 @@ type Store interface {
 	Load() (*Persisted, error)
 	// SetGenesis initialises a new store at the network's genesis block.
 	SetGenesis(h wire.Hash, stats *Stats) error
-	// Flush writes everything applied so far with the given index entries,
-	// atomically and durably.
-	Flush(index []*validate.BlockNode) error
+	// Flush writes everything applied so far with the given index entries
+	// and the statistics of the current tip, atomically and durably.
+	Flush(index []*validate.BlockNode, stats *Stats) error
 	// NeedsFlush reports that the cache is over its budget.
 	NeedsFlush() bool
 	// CacheBytes is the cache's current estimated size.
@@ -71,7 +70,7 @@ type Store interface {
 	// Snapshot returns a Scanner over the current coin set. The caller holds
 	// the chainstate's write lock during the call (a persistent store may
 	// flush first), not during the scan.
-	Snapshot(index []*validate.BlockNode) (Scanner, error)
+	Snapshot(index []*validate.BlockNode, stats *Stats) (Scanner, error)
 	Close() error
 }
 
@@ -112,7 +111,7 @@ func (m *memStore) adjust(d *utxo.Delta, sign int) {
 	}
 }
 
-func (m *memStore) Connect(node *validate.BlockNode, d *utxo.Delta, _ *Stats) error {
+func (m *memStore) Connect(node *validate.BlockNode, d *utxo.Delta) error {
 	if err := m.set.Apply(d); err != nil {
 		return err
 	}
@@ -129,7 +128,7 @@ func (m *memStore) Undo(node *validate.BlockNode) (*utxo.Delta, error) {
 	return d, nil
 }
 
-func (m *memStore) Disconnect(node *validate.BlockNode, d *utxo.Delta, _ *Stats) error {
+func (m *memStore) Disconnect(node *validate.BlockNode, d *utxo.Delta) error {
 	if err := m.set.Revert(d); err != nil {
 		return err
 	}
@@ -147,14 +146,14 @@ func (m *memStore) Block(h wire.Hash) ([]byte, error) {
 	}
 	return nil, ErrNoBlock
 }
-func (m *memStore) DeleteBlock(h wire.Hash) error      { delete(m.blocks, h); return nil }
-func (m *memStore) Load() (*Persisted, error)          { return nil, nil }
-func (m *memStore) SetGenesis(wire.Hash, *Stats) error { return nil }
-func (m *memStore) Flush([]*validate.BlockNode) error  { return nil }
-func (m *memStore) NeedsFlush() bool                   { return false }
-func (m *memStore) CacheBytes() int64                  { return 0 }
-func (m *memStore) Close() error                       { return nil }
-func (m *memStore) Snapshot([]*validate.BlockNode) (Scanner, error) {
+func (m *memStore) DeleteBlock(h wire.Hash) error             { delete(m.blocks, h); return nil }
+func (m *memStore) Load() (*Persisted, error)                 { return nil, nil }
+func (m *memStore) SetGenesis(wire.Hash, *Stats) error        { return nil }
+func (m *memStore) Flush([]*validate.BlockNode, *Stats) error { return nil }
+func (m *memStore) NeedsFlush() bool                          { return false }
+func (m *memStore) CacheBytes() int64                         { return 0 }
+func (m *memStore) Close() error                              { return nil }
+func (m *memStore) Snapshot([]*validate.BlockNode, *Stats) (Scanner, error) {
 	return sliceScanner(m.set.Sorted()), nil
 }
 

@@ -1,0 +1,103 @@
+package chainstate
+
+import (
+	"bytes"
+	"runtime"
+	"sync"
+
+	"utxod/utxo"
+)
+
+// lazyMuHash defers MuHash3072 work. Every coin added to or removed from the
+// set is recorded by outpoint with its serialization (utxo.AppendTxOutSer);
+// a coin added and later removed (or removed and re-added by a reorg) before
+// the next materialisation cancels without being hashed. materialize folds
+// the survivors into the running MuHash, hashing and multiplying on all cores.
+// The chainstate materialises before every read of the digest and before
+// every flush, so Info and the persisted state are always exact.
+//
+// On an early-chain import most coins are created and spent between two
+// flushes, so most MuHash work disappears (docs/benchmarks/digests.md).
+type lazyMuHash struct {
+	ins, rem map[utxo.Outpoint][]byte
+	// extra holds insertions and removals that could not be keyed because
+	// the outpoint was already pending with other bytes (BIP30 overwrites).
+	extraIns, extraRem [][]byte
+}
+
+// materializeAt bounds the pending entries (memory) between flushes.
+const materializeAt = 1 << 20
+
+func newLazyMuHash() *lazyMuHash {
+	return &lazyMuHash{ins: make(map[utxo.Outpoint][]byte), rem: make(map[utxo.Outpoint][]byte)}
+}
+
+func (l *lazyMuHash) pending() int {
+	return len(l.ins) + len(l.rem) + len(l.extraIns) + len(l.extraRem)
+}
+
+// insert records that c entered the set at op.
+func (l *lazyMuHash) insert(op utxo.Outpoint, c utxo.Coin) {
+	ser := utxo.AppendTxOutSer(nil, op, c)
+	if r, ok := l.rem[op]; ok && bytes.Equal(r, ser) {
+		delete(l.rem, op)
+		return
+	}
+	if _, dup := l.ins[op]; dup {
+		l.extraIns = append(l.extraIns, ser)
+		return
+	}
+	l.ins[op] = ser
+}
+
+// remove records that c left the set at op.
+func (l *lazyMuHash) remove(op utxo.Outpoint, c utxo.Coin) {
+	ser := utxo.AppendTxOutSer(nil, op, c)
+	if r, ok := l.ins[op]; ok && bytes.Equal(r, ser) {
+		delete(l.ins, op)
+		return
+	}
+	if _, dup := l.rem[op]; dup {
+		l.extraRem = append(l.extraRem, ser)
+		return
+	}
+	l.rem[op] = ser
+}
+
+// materialize folds every pending change into m and empties the record.
+func (l *lazyMuHash) materialize(m *utxo.MuHash3072) {
+	if l.pending() == 0 {
+		return
+	}
+	ins := append(make([][]byte, 0, len(l.ins)+len(l.extraIns)), l.extraIns...)
+	for _, s := range l.ins {
+		ins = append(ins, s)
+	}
+	rem := append(make([][]byte, 0, len(l.rem)+len(l.extraRem)), l.extraRem...)
+	for _, s := range l.rem {
+		rem = append(rem, s)
+	}
+	workers := min(runtime.NumCPU(), max(1, (len(ins)+len(rem))/256))
+	parts := make([]utxo.MuHash3072, workers)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &parts[w]
+			for i := w; i < len(ins); i += workers {
+				p.Insert(ins[i])
+			}
+			for i := w; i < len(rem); i += workers {
+				p.Remove(rem[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for w := range parts {
+		m.Combine(&parts[w])
+	}
+	clear(l.ins)
+	clear(l.rem)
+	l.extraIns, l.extraRem = nil, nil
+}
