@@ -3,6 +3,7 @@ package backends
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 )
 
@@ -203,4 +204,23 @@ func (o Options) Log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return o.Logger
+}
+
+// ExtraAs returns o.Extra as the store-specific options type T (given as a
+// T or a *T; nil selects T's zero value, the store's defaults). Any other
+// type fails with ErrBadOptions naming the store.
+func ExtraAs[T any](o Options, store string) (T, error) {
+	var zero T
+	switch e := o.Extra.(type) {
+	case nil:
+		return zero, nil
+	case T:
+		return e, nil
+	case *T:
+		if e != nil {
+			return *e, nil
+		}
+		return zero, nil
+	}
+	return zero, fmt.Errorf("%w: %s wants %T, got %T", ErrBadOptions, store, zero, o.Extra)
 }

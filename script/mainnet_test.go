@@ -10,6 +10,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcec/v2"
 
+	"utxod/utxo"
 	"utxod/wire"
 )
 
@@ -35,28 +36,6 @@ func deserializeVLQ(b []byte) (uint64, int) {
 		n++
 	}
 	return n, size
-}
-
-// decompressAmount is btcd's decompressTxOutAmount (Core's DecompressAmount).
-func decompressAmount(x uint64) uint64 {
-	if x == 0 {
-		return 0
-	}
-	x--
-	e := x % 10
-	x /= 10
-	var n uint64
-	if e < 9 {
-		d := x%9 + 1
-		x /= 9
-		n = x*10 + d
-	} else {
-		n = x + 1
-	}
-	for ; e > 0; e-- {
-		n *= 10
-	}
-	return n
 }
 
 // decompressScript is btcd's decompressScript (Core's script compression):
@@ -145,7 +124,8 @@ func loadUtxoStore(t testing.TB, path string) map[outpoint]wire.TxOut {
 		if err != nil {
 			t.Fatalf("utxostore: %v", err)
 		}
-		m[op] = wire.TxOut{Value: int64(decompressAmount(amt)), Script: script}
+		// btcd's decompressTxOutAmount is Core's DecompressAmount.
+		m[op] = wire.TxOut{Value: int64(utxo.DecompressAmount(amt)), Script: script}
 	}
 	return m
 }

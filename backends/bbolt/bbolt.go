@@ -73,17 +73,9 @@ var _ backends.KV = (*DB)(nil)
 // Open opens or creates the bbolt store in dir (no marker handling; use
 // backends.Open).
 func Open(dir string, o backends.Options) (backends.KV, error) {
-	var extra Extra
-	switch e := o.Extra.(type) {
-	case nil:
-	case Extra:
-		extra = e
-	case *Extra:
-		if e != nil {
-			extra = *e
-		}
-	default:
-		return nil, fmt.Errorf("%w: bbolt wants Extra, got %T", backends.ErrBadOptions, o.Extra)
+	extra, err := backends.ExtraAs[Extra](o, "bbolt")
+	if err != nil {
+		return nil, err
 	}
 	if extra.InitialMmapSize < 0 {
 		return nil, fmt.Errorf("%w: negative InitialMmapSize", backends.ErrBadOptions)

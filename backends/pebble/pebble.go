@@ -54,17 +54,9 @@ var _ backends.KV = (*DB)(nil)
 // Open opens or creates the pebble store in dir. Use backends.Open to get
 // the data-directory marker check; this function does no marker handling.
 func Open(dir string, o backends.Options) (backends.KV, error) {
-	var extra Extra
-	switch e := o.Extra.(type) {
-	case nil:
-	case Extra:
-		extra = e
-	case *Extra:
-		if e != nil {
-			extra = *e
-		}
-	default:
-		return nil, fmt.Errorf("%w: pebble wants Extra, got %T", backends.ErrBadOptions, o.Extra)
+	extra, err := backends.ExtraAs[Extra](o, "pebble")
+	if err != nil {
+		return nil, err
 	}
 	if o.CacheBytes < 0 {
 		return nil, fmt.Errorf("%w: negative CacheBytes", backends.ErrBadOptions)

@@ -49,17 +49,9 @@ var _ backends.KV = (*DB)(nil)
 // Open opens or creates the RocksDB store in dir (no marker handling; use
 // backends.Open).
 func Open(dir string, o backends.Options) (backends.KV, error) {
-	var extra Extra
-	switch e := o.Extra.(type) {
-	case nil:
-	case Extra:
-		extra = e
-	case *Extra:
-		if e != nil {
-			extra = *e
-		}
-	default:
-		return nil, fmt.Errorf("%w: rocksdb wants Extra, got %T", backends.ErrBadOptions, o.Extra)
+	extra, err := backends.ExtraAs[Extra](o, "rocksdb")
+	if err != nil {
+		return nil, err
 	}
 	if o.CacheBytes < 0 {
 		return nil, fmt.Errorf("%w: negative CacheBytes", backends.ErrBadOptions)
@@ -94,7 +86,6 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	if extra.Tune != nil {
 		extra.Tune(d.opts)
 	}
-	var err error
 	if o.ReadOnly {
 		d.db, err = grocksdb.OpenDbForReadOnly(d.opts, dir, false)
 	} else {
