@@ -4,7 +4,7 @@ TAGS    ?= rocksdb
 BIN     ?= bin
 DATADIR ?= ./data
 
-.PHONY: all build test test-short vet fmt generate bench run torture gate clean
+.PHONY: all build test test-short vet fmt generate bench run torture gate clean fuzz-short
 
 all: build
 
@@ -17,6 +17,17 @@ build:
 test: vet
 	$(GO) test -tags '$(TAGS)' -count=1 -timeout 30m ./...
 	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/...
+	$(MAKE) fuzz-short
+
+# Bounded fuzzing in CI: each target a few seconds beyond its seed corpus
+# (the seeds already run as unit tests above). FUZZTIME=2m for longer runs.
+FUZZTIME ?= 5s
+fuzz-short:
+	$(GO) test -run '^$$' -fuzz '^FuzzTxDifferential$$' -fuzztime $(FUZZTIME) ./script/
+	$(GO) test -run '^$$' -fuzz '^FuzzScriptDifferential$$' -fuzztime $(FUZZTIME) ./script/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBlock$$' -fuzztime $(FUZZTIME) ./wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTx$$' -fuzztime $(FUZZTIME) ./wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME) ./utxo/
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
@@ -93,3 +104,13 @@ torture:
 
 clean:
 	rm -rf $(BIN)
+
+# Storage benchmark (docs/benchmarks/storage.md): every store, sequentially; generates its corpora under
+# $(STOREBENCH_WORK) (≈ 1.5 GB with the default 10^7-coin growth chain) and prints the tables. Phases and
+# sizes: see internal/storebench/run.sh (e.g. make bench-storage STOREBENCH_ENV='GROWTH_UTXOS=1000000').
+STOREBENCH_OUT  ?= $(BIN)/storebench-out
+STOREBENCH_WORK ?= /tmp/storebench-work
+.PHONY: bench-storage
+bench-storage:
+	OUT=$(STOREBENCH_OUT) WORK=$(STOREBENCH_WORK) $(STOREBENCH_ENV) internal/storebench/run.sh
+	python3 internal/storebench/report.py $(STOREBENCH_OUT) $(STOREBENCH_OUT)/storage-growth.svg

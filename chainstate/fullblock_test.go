@@ -222,10 +222,14 @@ func serializeBlock(t *testing.T, b *btcwire.MsgBlock) []byte {
 	return buf.Bytes()
 }
 
+// testEngine is the script engine the consensus tests run; TestFullBlocks
+// runs the whole generator once per engine.
+var testEngine script.Engine = script.NewEngine()
+
 func newRegtestChainstate(t *testing.T, store chainstate.Store) *chainstate.Chainstate {
 	t.Helper()
 	p := params.RegTest()
-	v := validate.New(p, script.NewBtcdEngine(), nil)
+	v := validate.New(p, testEngine, nil)
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +237,17 @@ func newRegtestChainstate(t *testing.T, store chainstate.Store) *chainstate.Chai
 	return cs
 }
 
+// TestFullBlocks runs btcd's consensus test generator through both script
+// engines: the project's own (the default) and btcd's txscript.
 func TestFullBlocks(t *testing.T) {
+	defer func(e script.Engine) { testEngine = e }(testEngine)
+	for _, e := range []script.Engine{script.NewEngine(), script.NewBtcdEngine()} {
+		testEngine = e
+		t.Run(e.Name(), runFullBlocks)
+	}
+}
+
+func runFullBlocks(t *testing.T) {
 	tests, err := fullblocktests.Generate(false)
 	if err != nil {
 		t.Fatalf("generate: %v", err)

@@ -31,7 +31,7 @@ func openKV(t testing.TB, name, dir string) backends.KV {
 
 func newMainnetKV(t testing.TB, kv backends.KV, budget int64) *Chainstate {
 	p := params.MainNet()
-	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: NewKVStore(kv, budget)})
+	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: NewKVStore(kv, budget)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestKVStoreWrongNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := params.RegTest()
-	_, err := New(Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: NewKVStore(kv, 1<<20)})
+	_, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: NewKVStore(kv, 1<<20)})
 	if !errors.Is(err, ErrWrongNetwork) {
 		t.Fatalf("got %v", err)
 	}

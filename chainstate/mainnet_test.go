@@ -72,7 +72,7 @@ func mainnetBlocks(t testing.TB) [][]byte {
 
 func newMainnet(t testing.TB, store Store) *Chainstate {
 	p := params.MainNet()
-	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: store})
+	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +107,18 @@ func checkReference(t *testing.T, cs *Chainstate, ref reference) {
 // TestMainnetReference connects mainnet 0–14131 from genesis with full script
 // checks and compares every gettxoutsetinfo field at the reference heights.
 func TestMainnetReference(t *testing.T) {
+	for _, e := range []script.Engine{script.NewEngine(), script.NewBtcdEngine()} {
+		t.Run(e.Name(), func(t *testing.T) { mainnetReference(t, e) })
+	}
+}
+
+func mainnetReference(t *testing.T, e script.Engine) {
 	refs := loadReferences(t)
-	cs := newMainnet(t, NewMemStore())
+	p := params.MainNet()
+	cs, err := New(Config{Params: p, Validator: validate.New(p, e, nil), Store: NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for h, raw := range mainnetBlocks(t) {
 		res, err := cs.ProcessBlock(raw)
 		if err != nil {

@@ -40,7 +40,7 @@ func generated(t testing.TB, profile string, blocks, reorgs int) [][]byte {
 
 func newRegtest(t testing.TB, store Store) *Chainstate {
 	p := params.RegTest()
-	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: store})
+	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestReorgsSameOnEveryStore(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			kv := openKV(t, name, dir)
 			p := params.RegTest()
-			cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: NewKVStore(kv, 64<<10)})
+			cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: NewKVStore(kv, 64<<10)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestReorgsSameOnEveryStore(t *testing.T) {
 			kv.Close()
 			kv = openKV(t, name, dir)
 			defer kv.Close()
-			cs, err = New(Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: NewKVStore(kv, 64<<10)})
+			cs, err = New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: NewKVStore(kv, 64<<10)})
 			if err != nil {
 				t.Fatal(err)
 			}

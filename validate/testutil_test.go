@@ -111,7 +111,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	b := getBase(t)
 	p := params.RegTest()
-	v := validate.New(p, script.NewBtcdEngine(), nil)
+	v := validate.New(p, script.NewEngine(), nil)
 	e := &env{t: t, base: b, v: v, clock: clockUnix}
 	cs, err := chainstate.New(chainstate.Config{
 		Params: p, Validator: v, Store: chainstate.NewMemStore(),
@@ -134,7 +134,7 @@ func newEnv(t *testing.T) *env {
 func newMainnetEnv(t *testing.T) *env {
 	t.Helper()
 	p := params.MainNet()
-	v := validate.New(p, script.NewBtcdEngine(), nil)
+	v := validate.New(p, script.NewEngine(), nil)
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: chainstate.NewMemStore()})
 	if err != nil {
 		t.Fatal(err)
