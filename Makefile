@@ -89,16 +89,16 @@ gate:
 # of serve (over HTTP) and import on a larger generated corpus, the full-disk
 # tmpfs test (root), access rules and a wrk load of TORTURE_LOAD_SECONDS.
 # make test runs the same tests with 10 kills per store on a small corpus.
-# FUZZTIME=2m also runs every api fuzz target for that long.
+# TORTURE_FUZZTIME=2m also runs every api fuzz target for that long.
 TORTURE_KILLS        ?= 200
 TORTURE_LOAD_SECONDS ?= 30
-FUZZTIME             ?=
+TORTURE_FUZZTIME     ?=
 torture:
 	UTXOD_TORTURE_KILLS=$(TORTURE_KILLS) UTXOD_TORTURE_LOAD_SECONDS=$(TORTURE_LOAD_SECONDS) \
 		$(GO) test -tags '$(TAGS)' -count=1 -timeout 12h -v -run 'TestCrash|TestFullDisk|TestLoad|TestAccess' ./internal/torture
-	@if [ -n "$(FUZZTIME)" ]; then \
+	@if [ -n "$(TORTURE_FUZZTIME)" ]; then \
 		for f in FuzzPostBlock FuzzGetRoutes FuzzRESTGetUTXOsBody FuzzAuthHeader; do \
-			$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./api || exit 1; \
+			$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz "^$$f\$$" -fuzztime $(TORTURE_FUZZTIME) ./api || exit 1; \
 		done; \
 	fi
 
