@@ -262,7 +262,9 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 			// AcceptBlockHeader: BLOCK_CACHED_INVALID, "duplicate".
 			return res, &validate.RuleError{Reason: "duplicate", Detail: "block is already known invalid: " + n.RejectReason}
 		}
-		if n.Status.Has(validate.StatusHaveData) || n == cs.index.Genesis() {
+		// Known with data, or on the active chain (whose old blocks have
+		// their data pruned): Core answers "duplicate" for both.
+		if n.Status.Has(validate.StatusHaveData) || cs.chain.Contains(n) {
 			res.Status = StatusDuplicate
 			return res, nil
 		}

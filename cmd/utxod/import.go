@@ -22,7 +22,7 @@ import (
 	"utxod/wire"
 )
 
-func cmdImport(args []string, stdout, stderr io.Writer) int {
+func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c commonFlags
@@ -95,9 +95,14 @@ Flags:`)
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
+	// The final flush happens here: if it fails, blocks connected since the
+	// last flush are not saved, so the import must not report success.
 	defer func() {
 		if err := closeStore(); err != nil {
-			log.Error("closing the store", "err", err)
+			fmt.Fprintln(stderr, "utxod import: final flush failed; the datadir stays at its last flushed tip:", err)
+			if code == 0 {
+				code = 1
+			}
 		}
 	}()
 
