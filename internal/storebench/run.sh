@@ -15,6 +15,7 @@ WORK=${WORK:-/tmp/storebench-work}
 RUNS=${RUNS:-3}
 STORES=${STORES:-"pebble rocksdb bbolt"}
 GROWTH_UTXOS=${GROWTH_UTXOS:-10000000}
+GROWTH_STOP=${GROWTH_STOP:-} # stop the growth replays at this UTXO count (empty: the whole chain)
 G1_OUTPUTS=${G1_OUTPUTS:-1000000}
 WITH_MAINNET=${WITH_MAINNET:-1}
 BIN=${BIN:-$WORK/storebench}
@@ -81,7 +82,7 @@ for ph in $phases; do
     for s in $STORES; do
       rm -rf "$WORK/growth"
       run "growth-$s" "$BIN" connect --network regtest --backend "$s" --datadir "$WORK/growth" --cache-mb 450 \
-        --flush-every 50 --checkpoints 1e4,3e4,1e5,3e5,1e6,2e6,3e6,5e6,7e6,1e7 "$GG"
+        --flush-every 50 --checkpoints 1e4,3e4,1e5,3e5,1e6,2e6,3e6,5e6,7e6,1e7 ${GROWTH_STOP:+--stop-utxos $GROWTH_STOP} "$GG"
       rm -rf "$WORK/growth"
     done ;;
   *) echo "unknown phase $ph" >&2; exit 2 ;;
