@@ -75,6 +75,9 @@ for ph in $phases; do
         run "read-coldpc-$s-$r" "$BIN" read --network regtest --backend "$s" --datadir "$d" --sample "$WORK/sample-$s" --drop-page-cache
       done
       run "size-$s" "$BIN" size --backend "$s" --datadir "$d"
+      rm -rf "$WORK/coins-$s"
+      run "sizecoins-$s" "$BIN" size --backend "$s" --datadir "$d" --coins-only "$WORK/coins-$s"
+      rm -rf "$WORK/coins-$s"
     done ;;
   growth)
     # Item 5: one replay per store of the growth chain, default cache (450 MiB), an explicit flush every

@@ -10,6 +10,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	bolt "go.etcd.io/bbolt"
+
+	"utxod/backends"
+	"utxod/utxo"
 )
 
 // SizeResult is a datadir's size before and after a full compaction.
@@ -101,3 +104,74 @@ type quiet struct{}
 func (quiet) Infof(string, ...any)         {}
 func (quiet) Errorf(string, ...any)        {}
 func (quiet) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
+
+// CoinsOnlyResult is the on-disk size of the UTXO set alone: the `c`
+// records copied into a fresh store of the same kind, then fully compacted.
+type CoinsOnlyResult struct {
+	Backend        string  `json:"backend"`
+	Records        int64   `json:"records"`
+	Outputs        int64   `json:"outputs"`
+	LogicalBytes   int64   `json:"logical_bytes"` // keys + values
+	Bytes          int64   `json:"bytes"`         // compacted datadir (apparent)
+	BytesPerOutput float64 `json:"bytes_per_output"`
+}
+
+// SizeCoinsOnly copies the coin records of the store in dir into a new
+// store in dst (10,000-key batches), compacts it and measures it.
+func SizeCoinsOnly(backend, dir, dst string) (*CoinsOnlyResult, error) {
+	src, err := backends.Open(backend, dir, backends.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	out, err := backends.Open(backend, dst, backends.Options{})
+	if err != nil {
+		return nil, err
+	}
+	it, err := src.NewIterator(backends.PrefixRange([]byte{'c'}))
+	if err != nil {
+		out.Close()
+		return nil, err
+	}
+	res := &CoinsOnlyResult{Backend: backend}
+	b := backends.NewBatch()
+	var outs []utxo.IndexedCoin
+	for it.Next() {
+		k, v := it.Key(), it.Value()
+		res.Records++
+		res.LogicalBytes += int64(len(k) + len(v))
+		if outs, err = utxo.DecodeRecord(v, outs[:0]); err != nil {
+			break
+		}
+		res.Outputs += int64(len(outs))
+		b.Put(k, v)
+		if b.Len() == 10_000 {
+			if err = out.Write(b, backends.NoSync); err != nil {
+				break
+			}
+			b = backends.NewBatch()
+		}
+	}
+	it.Close()
+	if err == nil {
+		err = it.Err()
+	}
+	if err == nil {
+		err = out.Write(b, backends.Sync)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	sz, err := Size(backend, dst)
+	if err != nil {
+		return nil, err
+	}
+	res.Bytes = sz.CompactedBytes
+	if res.Outputs > 0 {
+		res.BytesPerOutput = float64(res.Bytes) / float64(res.Outputs)
+	}
+	return res, nil
+}

@@ -5,7 +5,7 @@
 //	storebench connect --network regtest --backend B --datadir D [--cache-mb M] [--flush-every N] [--checkpoints 1e4,1e5] [--stop-utxos N] FILE...
 //	storebench sample  --backend B --datadir D --n N --out FILE
 //	storebench read    --network regtest --backend B --datadir D --sample FILE [--cache-mb M] [--passes 3] [--drop-page-cache]
-//	storebench size    --backend B --datadir D
+//	storebench size    --backend B --datadir D [--coins-only NEWDIR]
 //
 // Build with -tags rocksdb for the RocksDB store.
 package main
@@ -82,8 +82,13 @@ func main() {
 		fs.Parse(os.Args[2:])
 		out, err = storebench.Read(*network, *backend, *datadir, *sample, *cacheMB, *passes, *drop)
 	case "size":
+		coinsOnly := fs.String("coins-only", "", "instead: copy the coin records into a fresh store in this directory, compact it and measure it")
 		fs.Parse(os.Args[2:])
-		out, err = storebench.Size(*backend, *datadir)
+		if *coinsOnly != "" {
+			out, err = storebench.SizeCoinsOnly(*backend, *datadir, *coinsOnly)
+		} else {
+			out, err = storebench.Size(*backend, *datadir)
+		}
 	default:
 		fail(fmt.Errorf("unknown subcommand %q", os.Args[1]))
 	}
