@@ -251,7 +251,7 @@ func BenchmarkCacheFootprint(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				blocks = append(blocks, blk)
+				blocks = append(blocks, bytes.Clone(blk))
 			}
 		}
 	}

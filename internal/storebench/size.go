@@ -152,10 +152,10 @@ func SizeCoinsOnly(backend, dir, dst string) (*CoinsOnlyResult, error) {
 			b = backends.NewBatch()
 		}
 	}
-	it.Close()
 	if err == nil {
 		err = it.Err()
 	}
+	it.Close()
 	if err == nil {
 		err = out.Write(b, backends.Sync)
 	}
