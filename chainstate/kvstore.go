@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"utxod/backends"
@@ -509,11 +510,19 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 	}
 	size += len(index) * (33 + wire.HeaderSize + 40)
 	b.Grow(size+4096, ops+len(index)+8)
+	// Dirty coins go into the batch in key order: txids are random, and
+	// bbolt applies a batch key by key to its B+tree, so unsorted puts touch
+	// leaf pages in random order (gen1m replay, 16 MiB cache: bbolt flush
+	// p95 6.1 s unsorted, 0.83 s sorted; docs/benchmarks/storage.md).
+	dirty := make([]wire.Hash, 0, ops)
 	for txid, e := range s.cache {
-		if e&entryDirty == 0 {
-			continue
+		if e&entryDirty != 0 {
+			dirty = append(dirty, txid)
 		}
-		if e.len() == 0 {
+	}
+	slices.SortFunc(dirty, func(a, b wire.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for _, txid := range dirty {
+		if e := s.cache[txid]; e.len() == 0 {
 			b.Delete(s.keyFor(prefixCoins, txid))
 		} else {
 			b.Put(s.keyFor(prefixCoins, txid), s.arena.get(e))
