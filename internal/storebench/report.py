@@ -106,8 +106,8 @@ print("\n## Growth (cache 450 MiB, flush every 50 blocks)\n")
 print("| store | UTXOs | height | s | blocks/s (segment) | inputs/s (segment) | flushes | flush mean ms | flush max ms | RSS MiB | RSS B/output |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 series = {}
-for s in STORES:
-    r = runs.get(f"growth-{s}")
+for s in STORES + [x + "-1e7" for x in STORES]:
+    r = runs.get(f"growth10-{s[:-4]}") if s.endswith("-1e7") else runs.get(f"growth-{s}")
     if not r:
         continue
     pts = []
@@ -124,10 +124,11 @@ for s in STORES:
 
 # SVG: three panels sharing a log-scale x axis (UTXO set size).
 if series:
-    colors = {"pebble": "#1f77b4", "rocksdb": "#d62728", "bbolt": "#2ca02c"}
-    panels = [("seg_blocks_per_s", "blocks/s (segment)"), ("seg_flush_mean_ms", "flush mean ms (segment)"),
-              ("rss_per_output", "RSS bytes / UTXO")]
-    W, H, PW, PH, L, T = 960, 330, 260, 220, 60, 50
+    colors = {"pebble": "#1f77b4", "rocksdb": "#d62728", "bbolt": "#2ca02c",
+              "pebble-1e7": "#9ecae1", "rocksdb-1e7": "#fcbba1", "bbolt-1e7": "#a1d99b"}
+    panels = [("seg_inputs_per_s", "inputs/s (segment)"), ("seg_flush_mean_ms", "flush mean ms (segment)"),
+              ("rss_per_output", "RSS bytes / UTXO (log scale)")]
+    W, H, PW, PH, L, T = 990, 360, 260, 220, 60, 50
     xs = [c["utxos"] for pts in series.values() for c in pts]
     x0, x1 = math.log10(min(xs)), math.log10(max(xs))
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
@@ -141,12 +142,20 @@ if series:
             for c in pts:
                 v = c["rss"] / c["utxos"] if key == "rss_per_output" else c[key]
                 vals.append(v)
+        logy = key == "rss_per_output"
         ymax = max(vals) * 1.1 if vals else 1
+        ymin = 10 ** math.floor(math.log10(min(vals))) if logy else 0
+        ymax = 10 ** math.ceil(math.log10(max(vals))) if logy else ymax
+
+        def ypos(v):
+            if logy:
+                return T + PH - PH * (math.log10(v) - math.log10(ymin)) / (math.log10(ymax) - math.log10(ymin))
+            return T + PH - PH * v / ymax
         out.append(f'<text x="{ox + PW/2}" y="{T - 8}" text-anchor="middle">{title}</text>')
         out.append(f'<rect x="{ox}" y="{T}" width="{PW}" height="{PH}" fill="none" stroke="#999"/>')
-        for k in range(5):
-            yv = ymax * k / 4
-            y = T + PH - PH * k / 4
+        ticks = [10 ** e for e in range(int(math.log10(ymin)), int(math.log10(ymax)) + 1)] if logy else [ymax * k / 4 for k in range(5)]
+        for yv in ticks:
+            y = ypos(yv)
             out.append(f'<line x1="{ox}" x2="{ox + PW}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
             out.append(f'<text x="{ox - 4}" y="{y + 4:.1f}" text-anchor="end">{yv:.0f}</text>')
         for e in range(math.ceil(x0), math.floor(x1) + 1):
@@ -157,17 +166,21 @@ if series:
         for s, pts in series.items():
             coords = []
             for c in pts:
+                if key == "seg_flush_mean_ms" and c["seg_flushes"] == 0:
+                    continue  # no flush in that segment
                 v = c["rss"] / c["utxos"] if key == "rss_per_output" else c[key]
                 x = ox + PW * (math.log10(c["utxos"]) - x0) / (x1 - x0)
-                y = T + PH - PH * v / ymax
+                y = ypos(v)
                 coords.append(f"{x:.1f},{y:.1f}")
             out.append(f'<polyline points="{" ".join(coords)}" fill="none" stroke="{colors[s]}" stroke-width="2"/>')
             for p in coords:
                 px, py = p.split(",")
                 out.append(f'<circle cx="{px}" cy="{py}" r="2.5" fill="{colors[s]}"/>')
     for j, s in enumerate(series):
-        out.append(f'<rect x="{L + j * 110}" y="{H - 18}" width="12" height="12" fill="{colors[s]}"/>')
-        out.append(f'<text x="{L + j * 110 + 16}" y="{H - 8}">{s}</text>')
+        label = s.replace("-1e7", " (whole chain, to 10^7)") if s.endswith("-1e7") else s + " (to 3·10^6)"
+        lx, ly = L + (j % 3) * 280, H - 34 + (j // 3) * 16
+        out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{colors[s]}"/>')
+        out.append(f'<text x="{lx + 16}" y="{ly}">{label}</text>')
     out.append("</svg>")
     with open(SVG, "w") as fh:
         fh.write("\n".join(out) + "\n")
