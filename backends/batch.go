@@ -1,5 +1,10 @@
 package backends
 
+import (
+	"bytes"
+	"slices"
+)
+
 // Writer receives the operations of a Batch during Replay.
 type Writer interface {
 	Put(key, value []byte) error
@@ -120,6 +125,41 @@ func (b *Batch) Replay(w Writer) error {
 			err = w.Put(key, b.buf[o.voff:o.voff+o.vlen:o.voff+o.vlen])
 		case opDelete:
 			err = w.Delete(key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReplaySorted is Replay in key order: operations are applied sorted by key,
+// and operations on the same key keep their batch order (the later one
+// still wins), so the result equals Replay's. B+tree stores (bbolt) write a
+// large random-key batch far faster in key order: each leaf page is
+// touched once.
+func (b *Batch) ReplaySorted(w Writer) error {
+	if b == nil {
+		return nil
+	}
+	idx := make([]int32, len(b.ops))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	key := func(i int32) []byte {
+		o := b.ops[i]
+		return b.buf[o.koff : o.koff+o.klen]
+	}
+	slices.SortStableFunc(idx, func(x, y int32) int { return bytes.Compare(key(x), key(y)) })
+	for _, i := range idx {
+		o := b.ops[i]
+		k := b.buf[o.koff : o.koff+o.klen : o.koff+o.klen]
+		var err error
+		switch o.kind {
+		case opPut:
+			err = w.Put(k, b.buf[o.voff:o.voff+o.vlen:o.voff+o.vlen])
+		case opDelete:
+			err = w.Delete(k)
 		}
 		if err != nil {
 			return err

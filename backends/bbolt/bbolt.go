@@ -195,7 +195,8 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 	// only writer of the field.
 	d.db.NoSync = mode != backends.Sync
 	err := d.db.Update(func(tx *bolt.Tx) error {
-		return b.Replay(batchWriter{tx.Bucket(bucket)})
+		// Key order: one pass over the B+tree leaves (see Batch.ReplaySorted).
+		return b.ReplaySorted(batchWriter{tx.Bucket(bucket)})
 	})
 	d.db.NoSync = false
 	if err != nil {
