@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"testing"
 
@@ -56,27 +54,25 @@ func mainnetBlocks(t testing.TB) [][]byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := wire.NewBlockFileReader(f, params.MainNet().Magic)
-	var out [][]byte
-	for {
-		raw, _, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, bytes.Clone(raw))
+	blocks, err := wire.ReadAllBlocks(f, params.MainNet().Magic)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return blocks
 }
 
-func newMainnet(t testing.TB, store Store) *Chainstate {
-	p := params.MainNet()
+// newChainstate builds a chainstate for p over store with the shipped
+// script engine.
+func newChainstate(t testing.TB, p *params.Params, store Store) *Chainstate {
 	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cs
+}
+
+func newMainnet(t testing.TB, store Store) *Chainstate {
+	return newChainstate(t, params.MainNet(), store)
 }
 
 func checkReference(t *testing.T, cs *Chainstate, ref reference) {

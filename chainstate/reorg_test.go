@@ -2,8 +2,6 @@ package chainstate
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
@@ -24,27 +22,15 @@ func generated(t testing.TB, profile string, blocks, reorgs int) [][]byte {
 	if _, err := g.Run(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r := wire.NewBlockFileReader(&buf, params.RegTest().Magic)
-	var out [][]byte
-	for {
-		raw, _, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, bytes.Clone(raw))
-	}
-}
-
-func newRegtest(t testing.TB, store Store) *Chainstate {
-	p := params.RegTest()
-	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store})
+	raws, err := wire.ReadAllBlocks(&buf, params.RegTest().Magic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs
+	return raws
+}
+
+func newRegtest(t testing.TB, store Store) *Chainstate {
+	return newChainstate(t, params.RegTest(), store)
 }
 
 // TestReorgsSameOnEveryStore replays a generated chain with reorg branches

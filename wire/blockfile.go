@@ -100,3 +100,20 @@ func (x *XORReader) Read(p []byte) (int, error) {
 	x.pos += int64(n)
 	return n, err
 }
+
+// ReadAllBlocks reads every framed block of r (see BlockFileReader) into
+// freshly allocated slices the caller owns.
+func ReadAllBlocks(r io.Reader, magic [4]byte) ([][]byte, error) {
+	fr := NewBlockFileReader(r, magic)
+	var out [][]byte
+	for {
+		raw, _, err := fr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, append([]byte(nil), raw...))
+	}
+}
