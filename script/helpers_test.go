@@ -49,33 +49,6 @@ func opcodeByName(name string) (byte, bool) {
 	return v, ok
 }
 
-// scriptNum serializes n as CScriptNum::serialize does.
-func scriptNum(n int64) []byte {
-	if n == 0 {
-		return nil
-	}
-	neg := n < 0
-	abs := uint64(n)
-	if neg {
-		abs = uint64(-n)
-	}
-	var out []byte
-	for abs > 0 {
-		out = append(out, byte(abs&0xff))
-		abs >>= 8
-	}
-	if out[len(out)-1]&0x80 != 0 {
-		if neg {
-			out = append(out, 0x80)
-		} else {
-			out = append(out, 0)
-		}
-	} else if neg {
-		out[len(out)-1] |= 0x80
-	}
-	return out
-}
-
 // pushData appends a push of d as CScript::operator<<(span) does.
 func pushData(s, d []byte) []byte {
 	switch n := len(d); {
@@ -94,15 +67,7 @@ func pushData(s, d []byte) []byte {
 }
 
 // pushInt appends n as CScript::push_int64 does.
-func pushInt(s []byte, n int64) []byte {
-	switch {
-	case n == -1 || (n >= 1 && n <= 16):
-		return append(s, byte(n+0x50))
-	case n == 0:
-		return append(s, 0)
-	}
-	return pushData(s, scriptNum(n))
-}
+func pushInt(s []byte, n int64) []byte { return AppendPushInt64(s, n) }
 
 func isDecimal(w string) bool {
 	if strings.HasPrefix(w, "-") {

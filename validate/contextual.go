@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 
+	"utxod/script"
 	"utxod/wire"
 )
 
@@ -25,38 +26,6 @@ func IsFinalTx(tx *wire.Tx, height int32, blockTime int64) bool {
 		}
 	}
 	return true
-}
-
-// heightPush is the script `CScript() << height` that BIP34 requires at the
-// start of the coinbase scriptSig (script.h push_int64 + CScriptNum).
-func heightPush(height int32) []byte {
-	n := int64(height)
-	switch {
-	case n == 0:
-		return []byte{0x00} // OP_0
-	case n == -1 || (n >= 1 && n <= 16):
-		return []byte{byte(0x50 + n)} // OP_1NEGATE, OP_1..OP_16
-	}
-	var num []byte
-	neg := n < 0
-	abs := n
-	if neg {
-		abs = -n
-	}
-	for abs > 0 {
-		num = append(num, byte(abs&0xff))
-		abs >>= 8
-	}
-	if num[len(num)-1]&0x80 != 0 {
-		if neg {
-			num = append(num, 0x80)
-		} else {
-			num = append(num, 0x00)
-		}
-	} else if neg {
-		num[len(num)-1] |= 0x80
-	}
-	return append([]byte{byte(len(num))}, num...)
 }
 
 // witnessCommitmentHeader starts a witness commitment output (BIP141).
@@ -98,7 +67,7 @@ func (v *Validator) ContextualCheckBlock(b *wire.Block, prev *BlockNode) error {
 		}
 	}
 	if deploymentActive(height, p.BIP34Height) {
-		expect := heightPush(height)
+		expect := script.AppendPushInt64(nil, int64(height)) // CScript() << nHeight
 		if !bytes.HasPrefix(b.Txs[0].Inputs[0].Script, expect) {
 			return ruleErr("bad-cb-height", "block height mismatch in coinbase (height %d)", height)
 		}

@@ -22,6 +22,7 @@ import (
 
 	"utxod/merkle"
 	"utxod/params"
+	"utxod/script"
 	"utxod/wire"
 )
 
@@ -40,44 +41,12 @@ var WitnessCommitmentHeader = []byte{0x6a, 0x24, 0xaa, 0x21, 0xa9, 0xed}
 var OpTrue = []byte{0x51}
 
 // HeightScript is `CScript() << height`, the push BIP34 requires at the
-// start of the coinbase scriptSig (script.h push_int64, CScriptNum).
-func HeightScript(height int64) []byte {
-	switch {
-	case height == 0:
-		return []byte{0x00}
-	case height == -1 || (height >= 1 && height <= 16):
-		return []byte{byte(0x50 + height)}
-	}
-	num := ScriptNum(height)
-	return append([]byte{byte(len(num))}, num...)
-}
+// start of the coinbase scriptSig (script.AppendPushInt64).
+func HeightScript(height int64) []byte { return script.AppendPushInt64(nil, height) }
 
-// ScriptNum is CScriptNum's minimal little-endian sign-magnitude encoding.
-func ScriptNum(n int64) []byte {
-	if n == 0 {
-		return nil
-	}
-	neg := n < 0
-	abs := uint64(n)
-	if neg {
-		abs = uint64(-n)
-	}
-	var out []byte
-	for abs > 0 {
-		out = append(out, byte(abs))
-		abs >>= 8
-	}
-	if out[len(out)-1]&0x80 != 0 {
-		if neg {
-			out = append(out, 0x80)
-		} else {
-			out = append(out, 0x00)
-		}
-	} else if neg {
-		out[len(out)-1] |= 0x80
-	}
-	return out
-}
+// ScriptNum is CScriptNum's minimal little-endian sign-magnitude encoding
+// (script.AppendScriptNum).
+func ScriptNum(n int64) []byte { return script.AppendScriptNum(nil, n) }
 
 // CoinbaseScript is the BIP34 height push followed by extra (which may be
 // nil). Core's miner appends OP_0 when the result would be shorter than
