@@ -71,18 +71,6 @@ func CheckTransaction(tx *wire.Tx) error {
 	return nil
 }
 
-// LegacySigOps is Core's GetLegacySigOpCount.
-func LegacySigOps(tx *wire.Tx) int {
-	n := 0
-	for i := range tx.Inputs {
-		n += script.LegacySigOpCount(tx.Inputs[i].Script, false)
-	}
-	for i := range tx.Outputs {
-		n += script.LegacySigOpCount(tx.Outputs[i].Script, false)
-	}
-	return n
-}
-
 // CheckBlock is Core's context-free CheckBlock (validation.cpp): proof of
 // work, merkle root and mutation, size, coinbase placement, every
 // transaction's CheckTransaction and the legacy sigop limit.
@@ -124,7 +112,7 @@ func (v *Validator) CheckBlock(b *wire.Block) error {
 	}
 	sigops := 0
 	for i := range b.Txs {
-		sigops += LegacySigOps(&b.Txs[i])
+		sigops += script.LegacyTxSigOpCount(&b.Txs[i]) // GetLegacySigOpCount
 	}
 	if sigops*WitnessScaleFactor > MaxBlockSigOpsCost {
 		return ruleErr("bad-blk-sigops", "out-of-bounds SigOpCount")

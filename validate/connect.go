@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -125,7 +126,7 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 	}
 
 	var fees int64
-	sigopCost := 0
+	var sigopCost int64
 	jobs := make([]scriptJob, 0, len(b.Txs))
 	for i := range b.Txs {
 		tx := &b.Txs[i]
@@ -178,17 +179,7 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 				return nil, ruleErr("bad-txns-nonfinal", "contains a non-BIP68-final transaction %s", tx.TxID)
 			}
 		}
-		// GetTransactionSigOpCost (tx_verify.cpp).
-		sigopCost += LegacySigOps(tx) * WitnessScaleFactor
-		if !coinbase {
-			for j := range tx.Inputs {
-				in := &tx.Inputs[j]
-				if flags&script.P2SH != 0 {
-					sigopCost += script.P2SHSigOpCount(in.Script, prevouts[j].Script) * WitnessScaleFactor
-				}
-				sigopCost += script.WitnessSigOpCount(in.Script, prevouts[j].Script, in.Witness, flags)
-			}
-		}
+		sigopCost += script.TxSigOpCost(tx, prevouts, flags) // GetTransactionSigOpCost
 		if sigopCost > MaxBlockSigOpsCost {
 			return nil, ruleErr("bad-blk-sigops", "too many sigops")
 		}
@@ -328,21 +319,7 @@ func (v *Validator) verifyScripts(jobs []scriptJob, flags script.Flags) error {
 	if k := firstFail.Load(); k < int64(len(tasks)) {
 		t := tasks[k]
 		tx := jobs[t.job].tx
-		return &RuleError{Reason: script.RejectReason(errs[k]), Detail: "tx " + tx.TxID.String() + " input " + itoa(int(t.input)) + ": " + errs[k].Error()}
+		return &RuleError{Reason: script.RejectReason(errs[k]), Detail: "tx " + tx.TxID.String() + " input " + strconv.Itoa(int(t.input)) + ": " + errs[k].Error()}
 	}
 	return nil
-}
-
-func itoa(i int) string {
-	var b [20]byte
-	n := len(b)
-	if i == 0 {
-		return "0"
-	}
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
 }
