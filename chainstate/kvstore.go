@@ -266,41 +266,38 @@ func sameTxid(list []utxo.Entry, i int) int {
 	return j
 }
 
-// remove deletes the outputs of list; consecutive outputs of one txid are
-// applied to a scratch copy and stored once.
+// remove deletes the outputs of list.
 func (s *KVStore) remove(list []utxo.Entry) error {
-	for i := 0; i < len(list); {
-		j := sameTxid(list, i)
-		h := list[i].Hash
-		e, err := s.load(h)
+	return s.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
+		if len(rec) == 0 {
+			return nil, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
+		}
+		out, _, found, err := utxo.RecordRemove(dst, rec, x.Index)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("chainstate: coins of %s: %w", x.Hash, err)
 		}
-		rec := s.arena.get(e)
-		for k, x := range list[i:j] {
-			if len(rec) == 0 {
-				return fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
-			}
-			out, _, found, err := utxo.RecordRemove(s.scratch[k&1][:0], rec, x.Index)
-			if err != nil {
-				return fmt.Errorf("chainstate: coins of %s: %w", x.Hash, err)
-			}
-			if !found {
-				return fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
-			}
-			s.scratch[k&1] = out
-			rec = out
+		if !found {
+			return nil, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
 		}
-		if err := s.setRecord(h, e, rec); err != nil {
-			return err
-		}
-		i = j
-	}
-	return nil
+		return out, nil
+	})
 }
 
-// add inserts the outputs of list, one stored record per run of a txid.
+// add inserts the outputs of list.
 func (s *KVStore) add(list []utxo.Entry) error {
+	return s.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
+		out, err := utxo.RecordAdd(dst, rec, x.Index, x.Coin)
+		if err != nil {
+			return nil, fmt.Errorf("chainstate: add %s:%d: %w", x.Hash, x.Index, err)
+		}
+		return out, nil
+	})
+}
+
+// update applies op to every entry of list. Consecutive entries of one txid
+// are applied to scratch copies of its record (op appends the new record to
+// dst) and the result is stored once per run.
+func (s *KVStore) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.Entry) ([]byte, error)) error {
 	for i := 0; i < len(list); {
 		j := sameTxid(list, i)
 		h := list[i].Hash
@@ -310,9 +307,9 @@ func (s *KVStore) add(list []utxo.Entry) error {
 		}
 		rec := s.arena.get(e)
 		for k, x := range list[i:j] {
-			out, err := utxo.RecordAdd(s.scratch[k&1][:0], rec, x.Index, x.Coin)
+			out, err := op(s.scratch[k&1][:0], rec, x)
 			if err != nil {
-				return fmt.Errorf("chainstate: add %s:%d: %w", x.Hash, x.Index, err)
+				return err
 			}
 			s.scratch[k&1] = out
 			rec = out
