@@ -62,8 +62,9 @@ type Chainstate struct {
 	now          func() int64
 	keep         int32
 
-	lazy  *lazyMuHash // pending MuHash work, see muhash.go
-	muOff bool        // --no-muhash measurement arm
+	current *wire.Block // parse of the block processLocked is handling
+	lazy    *lazyMuHash // pending MuHash work, see muhash.go
+	muOff   bool        // --no-muhash measurement arm
 
 	// OnFlush, when set before use, is called after each flush with its
 	// duration (metrics).
@@ -242,6 +243,8 @@ func (cs *Chainstate) flushLocked() error {
 }
 
 func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
+	cs.current = b
+	defer func() { cs.current = nil }()
 	res := Result{Hash: b.Hash, Height: -1, Txs: len(b.Txs)}
 	for i := 1; i < len(b.Txs); i++ {
 		res.Inputs += len(b.Txs[i].Inputs)
@@ -426,13 +429,17 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 
 // connect validates and connects node, whose parent is the tip.
 func (cs *Chainstate) connect(node *validate.BlockNode) error {
-	raw, err := cs.store.Block(node.Hash)
-	if err != nil {
-		return fmt.Errorf("chainstate: data of block %s: %w", node.Hash, err)
-	}
-	b, err := wire.ParseBlock(raw)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrParse, err)
+	// The block being processed is usually the one connected: reuse its
+	// parse (txids already hashed) instead of parsing the stored copy again.
+	b := cs.current
+	if b == nil || b.Hash != node.Hash {
+		raw, err := cs.store.Block(node.Hash)
+		if err != nil {
+			return fmt.Errorf("chainstate: data of block %s: %w", node.Hash, err)
+		}
+		if b, err = wire.ParseBlock(raw); err != nil {
+			return fmt.Errorf("%w: %w", ErrParse, err)
+		}
 	}
 	d, err := cs.v.ConnectBlock(b, node.Parent, cs.store)
 	if err != nil {
