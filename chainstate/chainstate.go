@@ -63,6 +63,12 @@ type Chainstate struct {
 	keep         int32
 
 	current *wire.Block // parse of the block processLocked is handling
+
+	// ProcessStream state (pipeline.go); pl is nil outside a stream.
+	pl         *pipeline
+	streamSeq  int       // sequence number of the block being submitted, -1 if none
+	streamHash wire.Hash // its hash
+	rolledBack int       // pending descendants disconnected by rollbacks (tests)
 	lazy    *lazyMuHash // pending MuHash work, see muhash.go
 	muOff   bool        // --no-muhash measurement arm
 
@@ -120,6 +126,7 @@ func New(cfg Config) (*Chainstate, error) {
 
 		maxOrphBytes: cfg.MaxOrphanBytes,
 		lazy:         newLazyMuHash(),
+		streamSeq:    -1,
 		muOff:        cfg.DisableMuHash,
 	}
 	if cs.maxOrphBytes <= 0 {
@@ -259,6 +266,13 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	if err := cs.v.CheckBlock(b); err != nil {
 		return res, err
 	}
+	// A stream keeps connecting while earlier blocks' scripts run only
+	// along the tip; anything else sees validated state first.
+	if cs.pl != nil && len(cs.pl.pending) > 0 && b.Header.PrevBlock != cs.chain.Tip().Hash {
+		if err := cs.drain(); err != nil {
+			return res, err
+		}
+	}
 	if n := cs.index.Lookup(b.Hash); n != nil {
 		res.Height = n.Height
 		if n.Status.Invalid() {
@@ -352,6 +366,10 @@ func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
 		if firstErr == nil {
 			firstErr = err
 		}
+		// Candidates are judged on validated state only.
+		if err := cs.drain(); err != nil {
+			return err
+		}
 		target = cs.bestCandidate()
 	}
 	return firstErr
@@ -374,6 +392,16 @@ func (cs *Chainstate) stepTo(target *validate.BlockNode) error {
 		if err := cs.connect(n); err != nil {
 			var re *validate.RuleError
 			if errors.As(err, &re) {
+				// In a stream the failure may stem from an ancestor whose
+				// scripts are still pending (a coin it created that
+				// turns out invalid): settle those first, and if one
+				// failed this block is merely its descendant.
+				if derr := cs.drain(); derr != nil {
+					return derr
+				}
+				if n.Status.Invalid() {
+					return &validate.RuleError{Reason: "bad-prevblk", Detail: "an ancestor of " + n.Hash.String() + " failed its script checks"}
+				}
 				cs.index.MarkInvalid(n, re.Reason)
 				cs.log.Warn("invalid block on the best branch", "hash", n.Hash, "height", n.Height, "reason", re.Reason)
 			}
@@ -441,7 +469,14 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 			return fmt.Errorf("%w: %w", ErrParse, err)
 		}
 	}
-	d, err := cs.v.ConnectBlock(b, node.Parent, cs.store)
+	var d *utxo.Delta
+	var check *validate.ScriptCheck
+	var err error
+	if cs.pipelining() {
+		d, check, err = cs.v.ConnectBlockDeferred(b, node.Parent, cs.store)
+	} else {
+		d, err = cs.v.ConnectBlock(b, node.Parent, cs.store)
+	}
 	if err != nil {
 		return err
 	}
@@ -454,7 +489,11 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
 	}
 	cs.stats = next
-	cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
+	if check != nil {
+		cs.deferConnect(node, b, check) // StatusConnected once its scripts pass
+	} else {
+		cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
+	}
 	cs.chain.SetTip(node)
 	// Keep block data only for the last `keep` blocks (reorg depth).
 	if old := cs.chain.At(node.Height - cs.keep); old != nil && old.Height > 0 && old.Status.Has(validate.StatusHaveData) {

@@ -1,10 +1,6 @@
 package validate
 
 import (
-	"strconv"
-	"sync"
-	"sync/atomic"
-
 	"utxod/script"
 	"utxod/utxo"
 	"utxod/wire"
@@ -85,12 +81,6 @@ func (o *overlay) spend(op utxo.Outpoint, c utxo.Coin) {
 	o.delta.Spent = append(o.delta.Spent, utxo.Entry{Outpoint: op, Coin: c})
 }
 
-// scriptJob is one transaction whose inputs await script verification.
-type scriptJob struct {
-	tx       *wire.Tx
-	prevouts []wire.TxOut
-}
-
 // ConnectBlock is Core's ConnectBlock: BIP30, every input's existence,
 // maturity, value ranges and fee (CheckTxInputs), BIP68 sequence locks, the
 // sigop-cost limit, the coinbase amount and every input script, verified in
@@ -98,8 +88,29 @@ type scriptJob struct {
 // read, never written. prev is nil only for the genesis block, whose outputs
 // never enter the coin set.
 func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View) (*utxo.Delta, error) {
+	d, check, err := v.connectBlock(b, prev, view, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := check.Wait(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ConnectBlockDeferred is ConnectBlock with the script verification left
+// running: it returns the block's delta once every other rule has passed,
+// and the pending check whose Wait gives the scripts' verdict. The delta
+// must not become visible (flushed, or read by anyone else) before Wait
+// returns nil. The check owns copies of the prevout scripts, so view may
+// change (the caller connects the delta, then the next block) while it runs.
+func (v *Validator) ConnectBlockDeferred(b *wire.Block, prev *BlockNode, view utxo.View) (*utxo.Delta, *ScriptCheck, error) {
+	return v.connectBlock(b, prev, view, true)
+}
+
+func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View, ownPrevouts bool) (*utxo.Delta, *ScriptCheck, error) {
 	if prev == nil {
-		return &utxo.Delta{}, nil
+		return &utxo.Delta{}, v.startScripts(nil, 0), nil
 	}
 	p := v.Params
 	height := prev.Height + 1
@@ -117,9 +128,9 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 			tx := &b.Txs[i]
 			for o := range tx.Outputs {
 				if _, found, err := view.Coin(utxo.Outpoint{Hash: tx.TxID, Index: uint32(o)}); err != nil {
-					return nil, err
+					return nil, nil, err
 				} else if found {
-					return nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
+					return nil, nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
 				}
 			}
 		}
@@ -142,10 +153,10 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 				in := &tx.Inputs[j]
 				c, found, err := ov.lookup(utxo.Outpoint{Hash: in.PrevHash, Index: in.PrevIndex})
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if !found {
-					return nil, ruleErr("bad-txns-inputs-missingorspent", "tx %s input %d spends %s:%d", tx.TxID, j, in.PrevHash, in.PrevIndex)
+					return nil, nil, ruleErr("bad-txns-inputs-missingorspent", "tx %s input %d spends %s:%d", tx.TxID, j, in.PrevHash, in.PrevIndex)
 				}
 				coins[j] = c
 				prevouts[j] = wire.TxOut{Value: c.Value, Script: c.Script}
@@ -153,11 +164,11 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 			var valueIn int64
 			for j, c := range coins {
 				if c.Coinbase && int64(height)-int64(c.Height) < int64(p.CoinbaseMaturity) {
-					return nil, ruleErr("bad-txns-premature-spend-of-coinbase", "tx %s input %d: tried to spend coinbase at depth %d", tx.TxID, j, height-int32(c.Height))
+					return nil, nil, ruleErr("bad-txns-premature-spend-of-coinbase", "tx %s input %d: tried to spend coinbase at depth %d", tx.TxID, j, height-int32(c.Height))
 				}
 				valueIn += c.Value
 				if !MoneyRange(c.Value) || !MoneyRange(valueIn) {
-					return nil, ruleErr("bad-txns-inputvalues-outofrange", "tx %s", tx.TxID)
+					return nil, nil, ruleErr("bad-txns-inputvalues-outofrange", "tx %s", tx.TxID)
 				}
 			}
 			var valueOut int64
@@ -165,23 +176,23 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 				valueOut += out.Value
 			}
 			if valueIn < valueOut {
-				return nil, ruleErr("bad-txns-in-belowout", "tx %s: value in %d < value out %d", tx.TxID, valueIn, valueOut)
+				return nil, nil, ruleErr("bad-txns-in-belowout", "tx %s: value in %d < value out %d", tx.TxID, valueIn, valueOut)
 			}
 			fee := valueIn - valueOut
 			if !MoneyRange(fee) {
-				return nil, ruleErr("bad-txns-fee-outofrange", "tx %s", tx.TxID)
+				return nil, nil, ruleErr("bad-txns-fee-outofrange", "tx %s", tx.TxID)
 			}
 			fees += fee
 			if !MoneyRange(fees) {
-				return nil, ruleErr("bad-txns-accumulated-fee-outofrange", "accumulated fee in the block out of range")
+				return nil, nil, ruleErr("bad-txns-accumulated-fee-outofrange", "accumulated fee in the block out of range")
 			}
 			if csv && !sequenceLocksOK(tx, coins, prev) {
-				return nil, ruleErr("bad-txns-nonfinal", "contains a non-BIP68-final transaction %s", tx.TxID)
+				return nil, nil, ruleErr("bad-txns-nonfinal", "contains a non-BIP68-final transaction %s", tx.TxID)
 			}
 		}
 		sigopCost += script.TxSigOpCost(tx, prevouts, flags) // GetTransactionSigOpCost
 		if sigopCost > MaxBlockSigOpsCost {
-			return nil, ruleErr("bad-blk-sigops", "too many sigops")
+			return nil, nil, ruleErr("bad-blk-sigops", "too many sigops")
 		}
 		if !coinbase {
 			jobs = append(jobs, scriptJob{tx: tx, prevouts: prevouts})
@@ -199,7 +210,7 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 			if coinbase && !enforceBIP30 {
 				// A BIP30-exception coinbase overwrites the unspent coin.
 				if old, found, err := ov.lookup(op); err != nil {
-					return nil, err
+					return nil, nil, err
 				} else if found {
 					ov.delta.Overwritten = append(ov.delta.Overwritten, utxo.Entry{Outpoint: op, Coin: old})
 				}
@@ -216,12 +227,12 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 		cbOut += out.Value
 	}
 	if cbOut > reward {
-		return nil, ruleErr("bad-cb-amount", "coinbase pays too much (actual=%d vs limit=%d)", cbOut, reward)
+		return nil, nil, ruleErr("bad-cb-amount", "coinbase pays too much (actual=%d vs limit=%d)", cbOut, reward)
 	}
-	if err := v.verifyScripts(jobs, flags); err != nil {
-		return nil, err
+	if ownPrevouts {
+		ownScripts(jobs)
 	}
-	return ov.finish(), nil
+	return ov.finish(), v.startScripts(jobs, flags), nil
 }
 
 // finish fills in spent coins' creation facts and drops coins created and
@@ -263,63 +274,22 @@ func sequenceLocksOK(tx *wire.Tx, coins []utxo.Coin, prev *BlockNode) bool {
 	return minHeight < int64(height) && minTime < prev.MedianTimePast()
 }
 
-// verifyScripts checks every input of every job on v.Workers goroutines. The
-// error returned is the first failing input in block order; once an input
-// fails, later inputs are skipped.
-func (v *Validator) verifyScripts(jobs []scriptJob, flags script.Flags) error {
-	type task struct{ job, input int32 }
-	var tasks []task
-	for j := range jobs {
-		for i := range jobs[j].tx.Inputs {
-			tasks = append(tasks, task{int32(j), int32(i)})
+// ownScripts copies the prevout scripts of jobs that live outside the
+// block (in the coin view's memory, which changes as later blocks connect)
+// into one buffer owned by the check.
+func ownScripts(jobs []scriptJob) {
+	n := 0
+	for _, j := range jobs {
+		for _, p := range j.prevouts {
+			n += len(p.Script)
 		}
 	}
-	if len(tasks) == 0 {
-		return nil
+	buf := make([]byte, 0, n)
+	for _, j := range jobs {
+		for i := range j.prevouts {
+			s := j.prevouts[i].Script
+			buf = append(buf, s...)
+			j.prevouts[i].Script = buf[len(buf)-len(s) : len(buf) : len(buf)]
+		}
 	}
-	verifiers := make([]script.TxVerifier, len(jobs))
-	prepErr := make([]error, len(jobs))
-	once := make([]sync.Once, len(jobs))
-	var next atomic.Int64
-	var firstFail atomic.Int64
-	firstFail.Store(int64(len(tasks)))
-	errs := make([]error, len(tasks))
-	workers := min(max(v.Workers, 1), len(tasks))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := next.Add(1) - 1
-				if k >= int64(len(tasks)) || k > firstFail.Load() {
-					return
-				}
-				t := tasks[k]
-				once[t.job].Do(func() {
-					verifiers[t.job], prepErr[t.job] = v.Engine.Prepare(jobs[t.job].tx, jobs[t.job].prevouts)
-				})
-				err := prepErr[t.job]
-				if err == nil {
-					err = verifiers[t.job].VerifyInput(int(t.input), flags)
-				}
-				if err != nil {
-					errs[k] = err
-					for {
-						cur := firstFail.Load()
-						if k >= cur || firstFail.CompareAndSwap(cur, k) {
-							break
-						}
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if k := firstFail.Load(); k < int64(len(tasks)) {
-		t := tasks[k]
-		tx := jobs[t.job].tx
-		return &RuleError{Reason: script.RejectReason(errs[k]), Detail: "tx " + tx.TxID.String() + " input " + strconv.Itoa(int(t.input)) + ": " + errs[k].Error()}
-	}
-	return nil
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"log/slog"
 	"runtime"
+	"sync"
 
 	"utxod/merkle"
 	"utxod/params"
@@ -18,11 +19,16 @@ type Validator struct {
 	Params *params.Params
 	// Engine verifies input scripts.
 	Engine script.Engine
-	// Workers is the number of goroutines verifying scripts (default NumCPU).
+	// Workers is the number of goroutines verifying scripts (default
+	// NumCPU): Workers-1 in the background plus the one waiting for a
+	// block's verdict.
 	Workers int
 	// Merkle computes merkle roots (default merkle.Root).
 	Merkle func(leaves []wire.Hash) (wire.Hash, bool)
 	Log    *slog.Logger
+
+	poolOnce sync.Once
+	pool     chan struct{} // Workers-1 slots shared by every ScriptCheck
 }
 
 // New returns a Validator for p using engine for scripts.

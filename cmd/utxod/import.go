@@ -36,6 +36,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
+	pipeline := fs.Int("pipeline", 0, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (0: off, each block is fully verified before the next is read)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
 
@@ -114,15 +115,36 @@ Flags:`)
 	}
 	pr := newImportProgress(stderr, total, *progress, log)
 	start := time.Now()
-	for _, name := range files {
-		code := importFile(cs, p, name, key, *stopHeight, pr, stderr)
-		if code != 0 {
-			pr.finish()
-			return code
+	depth := *pipeline
+	if depth <= 0 {
+		depth = -1
+	}
+	src := &blockSource{files: files, key: key, magic: p.Magic}
+	defer src.close()
+	rejected := false
+	err = cs.ProcessStream(chainstate.StreamConfig{Depth: depth, StopHeight: int32(*stopHeight)}, src.next, func(o chainstate.Outcome) bool {
+		name, off := src.where(o.Tag)
+		if o.Err != nil {
+			reason := validate.Reason(o.Err)
+			if reason == "" {
+				reason = "error"
+			}
+			fmt.Fprintf(stderr, "utxod import: block %s height %d rejected: %s (%v) [%s offset %d]\n", o.Result.Hash, o.Result.Height, reason, o.Err, name, off)
+			rejected = true
+			return false
 		}
-		if *stopHeight >= 0 && int(cs.Tip().Height) >= *stopHeight {
-			break
-		}
+		pr.add(1, o.Result.Txs, o.Result.Inputs, src.consumed(o.Tag), o.TipHeight)
+		return true
+	})
+	pr.add(0, 0, 0, src.carry, cs.Tip().Height)
+	if err != nil {
+		pr.finish()
+		fmt.Fprintln(stderr, "utxod import:", err)
+		return 1
+	}
+	if rejected {
+		pr.finish()
+		return 1
 	}
 	pr.finish()
 	if *memProfile != "" {
@@ -155,41 +177,84 @@ Flags:`)
 	return 0
 }
 
-// importFile feeds one block file to the chainstate; it returns an exit code.
-func importFile(cs *chainstate.Chainstate, p *params.Params, name string, key []byte, stopHeight int, pr *importProgress, stderr io.Writer) int {
-	f, err := os.Open(name)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 1
-	}
-	defer f.Close()
-	r := wire.NewBlockFileReader(wire.NewXORReader(f, key), p.Magic)
-	var last int64
+// blockSource reads the blocks of several block files in order for
+// Chainstate.ProcessStream. A block's tag is its sequence number; where and
+// consumed look up the file, offset and size of blocks not yet reported.
+type blockSource struct {
+	files []string
+	key   []byte
+	magic [4]byte
+
+	i     int // current file
+	f     *os.File
+	r     *wire.BlockFileReader
+	end   int64 // end of the last block read in the current file
+	carry int64 // bytes of finished files not yet attributed to a block
+	seq   int64
+	read  map[int64]blockPos
+}
+
+type blockPos struct {
+	file  int
+	off   int64 // offset of the block's framing in its file
+	bytes int64 // file bytes this block accounts for in the progress meter
+}
+
+func (s *blockSource) next() ([]byte, int64, error) {
 	for {
-		if stopHeight >= 0 && int(cs.Tip().Height) >= stopHeight {
-			return 0
-		}
-		raw, off, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			pr.add(0, 0, 0, fileSize(f)-last, cs.Tip().Height)
-			return 0
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "utxod import: %s: %v\n", name, err)
-			return 1
-		}
-		res, err := cs.ProcessBlock(raw)
-		if err != nil {
-			hash := wire.DoubleSHA256(raw[:wire.HeaderSize])
-			reason := validate.Reason(err)
-			if reason == "" {
-				reason = "error"
+		if s.r == nil {
+			if s.i >= len(s.files) {
+				return nil, 0, io.EOF
 			}
-			fmt.Fprintf(stderr, "utxod import: block %s height %d rejected: %s (%v) [%s offset %d]\n", hash, res.Height, reason, err, name, off)
-			return 1
+			f, err := os.Open(s.files[s.i])
+			if err != nil {
+				return nil, 0, err
+			}
+			s.f, s.end = f, 0
+			s.r = wire.NewBlockFileReader(wire.NewXORReader(f, s.key), s.magic)
 		}
-		pr.add(1, res.Txs, res.Inputs, off+int64(len(raw))+8-last, cs.Tip().Height)
-		last = off + int64(len(raw)) + 8
+		raw, off, err := s.r.Next()
+		if errors.Is(err, io.EOF) {
+			s.carry += fileSize(s.f) - s.end
+			s.close()
+			s.i++
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", s.files[s.i], err)
+		}
+		end := off + int64(len(raw)) + 8
+		if s.read == nil {
+			s.read = make(map[int64]blockPos)
+		}
+		s.seq++
+		s.read[s.seq] = blockPos{file: s.i, off: off, bytes: s.carry + end - s.end}
+		s.end, s.carry = end, 0
+		return raw, s.seq, nil
+	}
+}
+
+// where names the file and offset of a block.
+func (s *blockSource) where(tag int64) (string, int64) {
+	p, ok := s.read[tag]
+	if !ok {
+		return "", 0
+	}
+	return s.files[p.file], p.off
+}
+
+// consumed is the number of file bytes a block accounts for; it forgets
+// the block.
+func (s *blockSource) consumed(tag int64) int64 {
+	p := s.read[tag]
+	delete(s.read, tag)
+	return p.bytes
+}
+
+func (s *blockSource) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f, s.r = nil, nil
 	}
 }
 

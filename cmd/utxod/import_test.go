@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -97,6 +98,8 @@ func TestImportShuffledAndXOR(t *testing.T) {
 		{"ordered", []string{sample}},
 		{"shuffled", []string{shuffled}},
 		{"xor", []string{"--xor-key", "9a01fe33700c42d5", xored}},
+		// Cross-block pipelining, two files, every block seen twice.
+		{"pipelined", []string{"--pipeline", "8", shuffled, sample}},
 	}
 	for _, store := range []string{"pebble", "rocksdb", "bbolt"} {
 		for _, c := range cases {
@@ -146,9 +149,13 @@ func TestImportRejectsBadBlock(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	code := cmdImport([]string{"--network", "main", "--log-level", "error", path}, &out, &errb)
-	if code == 0 || !strings.Contains(errb.String(), "rejected: bad-txnmrklroot") || !strings.Contains(errb.String(), "height 100") {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	for _, pipeline := range []string{"0", "8"} {
+		var out, errb bytes.Buffer
+		code := cmdImport([]string{"--network", "main", "--log-level", "error", "--pipeline", pipeline, path}, &out, &errb)
+		msg := errb.String()
+		if code == 0 || !strings.Contains(msg, "rejected: bad-txnmrklroot") || !strings.Contains(msg, "height 100") ||
+			!strings.Contains(msg, fmt.Sprintf("offset %d]", off)) {
+			t.Fatalf("--pipeline %s: exit %d: %s", pipeline, code, msg)
+		}
 	}
 }

@@ -1,0 +1,278 @@
+package chainstate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	btcwire "github.com/btcsuite/btcd/wire/v2"
+
+	"utxod/internal/blockgen"
+	"utxod/internal/chaingen"
+	"utxod/params"
+	"utxod/script"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// streamAll feeds raws through ProcessStream and returns every outcome.
+func streamAll(t testing.TB, cs *Chainstate, cfg StreamConfig, raws [][]byte) []Outcome {
+	t.Helper()
+	i := 0
+	var outs []Outcome
+	err := cs.ProcessStream(cfg, func() ([]byte, int64, error) {
+		if i == len(raws) {
+			return nil, 0, io.EOF
+		}
+		i++
+		return raws[i-1], int64(i - 1), nil
+	}, func(o Outcome) bool {
+		outs = append(outs, o)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
+// verdict is what a caller learns about one block.
+func verdict(res Result, err error) string {
+	if err != nil {
+		return fmt.Sprintf("%s height %d rejected %s", res.Hash, res.Height, validate.Reason(err))
+	}
+	return fmt.Sprintf("%s height %d %s", res.Hash, res.Height, res.Status)
+}
+
+// TestStreamMatchesProcessBlock: a pipelined stream (any depth, on memory
+// and on every persistent store with a tiny cache so flushes interleave,
+// with reorg branches) gives every block the verdict ProcessBlock gives it
+// and ends at the same chainstate.
+func TestStreamMatchesProcessBlock(t *testing.T) {
+	for _, profile := range []string{chaingen.ProfileEarly, chaingen.ProfileModern} {
+		raws := generated(t, profile, 160, 3)
+		ref := newRegtest(t, NewMemStore())
+		var want []string
+		for _, raw := range raws {
+			res, err := ref.ProcessBlock(raw)
+			want = append(want, verdict(res, err))
+		}
+		wantInfo := infoJSON(t, ref)
+		check := func(t *testing.T, cs *Chainstate, depth int) {
+			outs := streamAll(t, cs, StreamConfig{Depth: depth, StopHeight: -1}, raws)
+			if len(outs) != len(raws) {
+				t.Fatalf("%d outcomes for %d blocks", len(outs), len(raws))
+			}
+			for i, o := range outs {
+				if o.Tag != int64(i) {
+					t.Fatalf("outcome %d has tag %d", i, o.Tag)
+				}
+				if got := verdict(o.Result, o.Err); got != want[i] {
+					t.Fatalf("block %d: stream says %q, ProcessBlock %q", i, got, want[i])
+				}
+			}
+			if got := infoJSON(t, cs); got != wantInfo {
+				t.Fatalf("stream:\n%s\nProcessBlock:\n%s", got, wantInfo)
+			}
+		}
+		for _, depth := range []int{-1, 1, 8} {
+			t.Run(fmt.Sprintf("%s/memory/depth%d", profile, depth), func(t *testing.T) {
+				check(t, newRegtest(t, NewMemStore()), depth)
+			})
+		}
+		for _, name := range storeNames {
+			t.Run(fmt.Sprintf("%s/%s/depth8", profile, name), func(t *testing.T) {
+				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
+				defer kv.Close()
+				check(t, newRegtest(t, NewKVStore(kv, 64<<10)), 8)
+			})
+		}
+	}
+}
+
+// slowEngine delays one transaction's inputs so the blocks after it
+// connect while its scripts are pending.
+type slowEngine struct {
+	script.Engine
+	slow wire.Hash
+}
+
+func (e slowEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (script.TxVerifier, error) {
+	v, err := e.Engine.Prepare(tx, prevouts)
+	if err == nil && tx.TxID == e.slow {
+		time.Sleep(200 * time.Millisecond)
+	}
+	return v, err
+}
+
+// witnessSpend finds the first transaction of b with a witness signature.
+func witnessSpend(b *btcwire.MsgBlock) (tx, in int) {
+	for i, tx := range b.Transactions[1:] {
+		for j, in := range tx.TxIn {
+			if len(in.Witness) > 0 && len(in.Witness[0]) > 20 {
+				return i + 1, j
+			}
+		}
+	}
+	return -1, -1
+}
+
+// corruptChain returns raws with one witness signature of block k broken
+// (so txids, and the later blocks' spends, stay valid); k gets a new
+// witness commitment and merkle root, and k and every later block are
+// re-mined on top of each other. It also returns the broken transaction's
+// txid.
+func corruptChain(t *testing.T, raws [][]byte, k int) ([][]byte, wire.Hash) {
+	t.Helper()
+	out := append([][]byte(nil), raws[:k]...)
+	var prev btcwire.BlockHeader
+	var bad wire.Hash
+	for i := k; i < len(raws); i++ {
+		var b btcwire.MsgBlock
+		if err := b.Deserialize(bytes.NewReader(raws[i])); err != nil {
+			t.Fatal(err)
+		}
+		if i == k {
+			ti, ii := witnessSpend(&b)
+			if ti < 0 {
+				t.Fatalf("block %d has no witness signature", k)
+			}
+			b.Transactions[ti].TxIn[ii].Witness[0][10] ^= 0x01 // inside the DER signature's r
+			bad = blockgen.TxID(b.Transactions[ti])
+			blockgen.AddWitnessCommitment(&b)
+		} else {
+			b.Header.PrevBlock = prev.BlockHash()
+		}
+		blockgen.UpdateMerkleRoot(&b)
+		if err := blockgen.Solve(&b.Header); err != nil {
+			t.Fatal(err)
+		}
+		prev = b.Header
+		out = append(out, blockgen.Serialize(&b))
+	}
+	return out, bad
+}
+
+// TestStreamScriptFailureRollsBack: block k's scripts fail while the
+// blocks after it are already connected on top of it. The stream reports
+// k with the reason ProcessBlock gives, every later block as "bad-prevblk",
+// ends exactly where a synchronous import of blocks 0..k-1 ends, and the
+// valid chain can still be connected afterwards.
+func TestStreamScriptFailureRollsBack(t *testing.T) {
+	raws := generated(t, chaingen.ProfileModern, 140, 0)
+	k := len(raws) - 12
+	for ; k > 0; k-- {
+		var b btcwire.MsgBlock
+		if err := b.Deserialize(bytes.NewReader(raws[k])); err != nil {
+			t.Fatal(err)
+		}
+		if ti, _ := witnessSpend(&b); ti > 0 {
+			break
+		}
+	}
+	broken, badTx := corruptChain(t, raws, k)
+
+	ref := newRegtest(t, NewMemStore())
+	for _, raw := range raws[:k] {
+		if _, err := ref.ProcessBlock(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantInfo := infoJSON(t, ref)
+	_, err := ref.ProcessBlock(broken[k])
+	wantReason := validate.Reason(err)
+	if !strings.Contains(wantReason, "script-verify-flag-failed") {
+		t.Fatalf("ProcessBlock of the broken block: %v", err)
+	}
+
+	for _, name := range append([]string{"memory"}, storeNames...) {
+		t.Run(name, func(t *testing.T) {
+			var store Store = NewMemStore()
+			if name != "memory" {
+				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
+				defer kv.Close()
+				store = NewKVStore(kv, 1<<20)
+			}
+			p := params.RegTest()
+			v := validate.New(p, slowEngine{Engine: script.NewEngine(), slow: badTx}, nil)
+			v.Workers = 2
+			cs, err := New(Config{Params: p, Validator: v, Store: store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := streamAll(t, cs, StreamConfig{Depth: 8, StopHeight: -1}, broken)
+			if len(outs) != len(broken) {
+				t.Fatalf("%d outcomes for %d blocks", len(outs), len(broken))
+			}
+			for i, o := range outs {
+				switch r := validate.Reason(o.Err); {
+				case i < k && o.Err != nil:
+					t.Fatalf("block %d: %v", i, o.Err)
+				case i == k && r != wantReason:
+					t.Fatalf("broken block: %q, want %q", r, wantReason)
+				case i > k && r != "bad-prevblk" && o.Result.Status != StatusOrphan:
+					// Synchronously the first descendant is "bad-prevblk"
+					// and is not indexed, so the next ones wait as
+					// orphans; pipelined, descendants already connected
+					// are marked failed with the broken block.
+					t.Fatalf("block %d after the broken one: %v %s", i, o.Err, o.Result.Status)
+				}
+			}
+			if cs.rolledBack == 0 {
+				t.Fatal("the broken block's scripts were not pending when its descendants connected")
+			}
+			if got := infoJSON(t, cs); got != wantInfo {
+				t.Fatalf("after the rollback:\n%s\nwant:\n%s", got, wantInfo)
+			}
+			checkScratchMuHash(t, cs)
+			if n := cs.Lookup(outs[k].Result.Hash); n == nil || !n.Status.Invalid() {
+				t.Fatal("the broken block is not marked invalid")
+			}
+			// The real chain still connects.
+			outs = streamAll(t, cs, StreamConfig{Depth: 8, StopHeight: -1}, raws[k:])
+			for _, o := range outs {
+				if o.Err != nil {
+					t.Fatal(o.Err)
+				}
+			}
+			full := newRegtest(t, NewMemStore())
+			for _, raw := range raws {
+				if _, err := full.ProcessBlock(raw); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := infoJSON(t, cs), infoJSON(t, full); got != want {
+				t.Fatalf("valid chain after the rollback:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestStreamStopHeight: the stream stops reading at StopHeight even with
+// blocks pending, and emit returning false stops it too.
+func TestStreamStopHeight(t *testing.T) {
+	raws := generated(t, chaingen.ProfileEarly, 60, 0)
+	cs := newRegtest(t, NewMemStore())
+	outs := streamAll(t, cs, StreamConfig{Depth: 8, StopHeight: 25}, raws)
+	if h := cs.Tip().Height; h != 25 {
+		t.Fatalf("tip %d, want 25", h)
+	}
+	if last := outs[len(outs)-1]; last.TipHeight != 25 {
+		t.Fatalf("last outcome at tip %d", last.TipHeight)
+	}
+	n := len(outs)
+	err := cs.ProcessStream(StreamConfig{Depth: 8, StopHeight: -1}, func() ([]byte, int64, error) {
+		n++
+		return raws[n-1], 0, nil
+	}, func(o Outcome) bool { return o.Result.Height < 30 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := cs.Tip().Height; h < 30 || h > 30+8 {
+		t.Fatalf("stopped at %d", h)
+	}
+}
