@@ -66,11 +66,11 @@ type Chainstate struct {
 
 	// ProcessStream state (pipeline.go); pl is nil outside a stream.
 	pl         *pipeline
-	streamSeq  int       // sequence number of the block being submitted, -1 if none
-	streamHash wire.Hash // its hash
-	rolledBack int       // pending descendants disconnected by rollbacks (tests)
-	lazy    *lazyMuHash // pending MuHash work, see muhash.go
-	muOff   bool        // --no-muhash measurement arm
+	streamSeq  int         // sequence number of the block being submitted, -1 if none
+	streamHash wire.Hash   // its hash
+	rolledBack int         // pending descendants disconnected by rollbacks (tests)
+	lazy       *lazyMuHash // pending MuHash work, see muhash.go
+	muOff      bool        // --no-muhash measurement arm
 
 	// OnFlush, when set before use, is called after each flush with its
 	// duration (metrics).
