@@ -64,13 +64,14 @@ type Chainstate struct {
 
 	current *wire.Block // parse of the block processLocked is handling
 
+	lazy  *lazyMuHash // pending MuHash work, see muhash.go
+	muOff bool        // --no-muhash measurement arm
+
 	// ProcessStream state (pipeline.go); pl is nil outside a stream.
 	pl         *pipeline
-	streamSeq  int         // sequence number of the block being submitted, -1 if none
-	streamHash wire.Hash   // its hash
-	rolledBack int         // pending descendants disconnected by rollbacks (tests)
-	lazy       *lazyMuHash // pending MuHash work, see muhash.go
-	muOff      bool        // --no-muhash measurement arm
+	streamSeq  int       // sequence number of the block being submitted, -1 if none
+	streamHash wire.Hash // its hash
+	rolledBack int       // pending descendants disconnected by rollbacks (tests)
 
 	// OnFlush, when set before use, is called after each flush with its
 	// duration (metrics).
