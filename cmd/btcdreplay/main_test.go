@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"utxod/internal/chaingen"
+	"utxod/params"
+	"utxod/wire"
+)
+
+func TestCLI(t *testing.T) {
+	g, err := chaingen.New(chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 5, Blocks: 120, MaxTxs: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	sum, err := g.Run(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.dat")
+	if err := os.WriteFile(good, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The default datadir is a temporary directory removed at exit.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--network", "regtest", "--json", good}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var s map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	for _, k := range []string{"blocks", "txs", "inputs", "height", "tip", "wall_seconds"} {
+		if _, ok := s[k]; !ok {
+			t.Fatalf("no %q in %s", k, stdout.String())
+		}
+	}
+	if s["tip"] != sum.Tip.String() || int64(s["blocks"].(float64)) != sum.Blocks || int64(s["inputs"].(float64)) != sum.Inputs {
+		t.Fatalf("summary %v, generator %+v", s, sum)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("temporary datadir left behind: %v", left)
+	}
+
+	// A transaction byte flipped in the last block: btcd rejects it (bad
+	// merkle root), exit 1 with the block's hash and btcd's error.
+	blocks, err := wire.ReadAllBlocks(bytes.NewReader(buf.Bytes()), params.RegTest().Magic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := blocks[len(blocks)-1]
+	last[len(last)-10] ^= 0xff
+	var bad bytes.Buffer
+	magic := params.RegTest().Magic
+	for _, raw := range blocks {
+		bad.Write(magic[:])
+		bad.Write([]byte{byte(len(raw)), byte(len(raw) >> 8), byte(len(raw) >> 16), byte(len(raw) >> 24)})
+		bad.Write(raw)
+	}
+	badPath := filepath.Join(dir, "bad.dat")
+	if err := os.WriteFile(badPath, bad.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code := run([]string{"--network", "regtest", "--datadir", filepath.Join(dir, "d"), badPath}, &stdout, &stderr)
+	hash := wire.DoubleSHA256(last[:wire.HeaderSize]).String()
+	if code != 1 || !strings.Contains(stderr.String(), "block "+hash) || !strings.Contains(stderr.String(), "rejected by btcd: ") ||
+		!strings.Contains(stderr.String(), "merkle") {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+
+	if code := run([]string{"--network", "nonet", good}, &stdout, &stderr); code != 2 {
+		t.Fatalf("unknown network: exit %d", code)
+	}
+	if code := run(nil, &stdout, &stderr); code != 2 {
+		t.Fatalf("no files: exit %d", code)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package valbench
+
+import "time"
+
+// threadCPU is unavailable off Linux: the thread-CPU figures read 0.
+func threadCPU() time.Duration { return 0 }

@@ -1,0 +1,356 @@
+package valbench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"utxod/chainstate"
+	"utxod/params"
+	"utxod/script"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// CountingVerifier wraps a script.SigVerifier and counts the elliptic-curve
+// operations the script engine asks of it — the verifications actually
+// performed, after the engine's signature cache — and keeps a uniform
+// reservoir sample of the successful ones (copies) for timing. It is a
+// measurement hook: the engine's default verifier is unchanged unless a
+// caller passes this one with script.WithSigVerifier.
+type CountingVerifier struct {
+	inner                      script.SigVerifier
+	ecdsa, ecdsaFail           atomic.Int64
+	schnorr, schnorrFail       atomic.Int64
+	tweak, tweakFail           atomic.Int64
+	mu                         sync.Mutex
+	max                        int
+	rng                        *rand.Rand
+	ecdsaSeen, schnorrSeen     int64
+	ecdsaSamples               []ECDSASample
+	schnorrSamples             []SchnorrSample
+	sampleECDSA, sampleSchnorr bool
+}
+
+// ECDSASample is one successful ECDSA verification's inputs.
+type ECDSASample struct {
+	PubKey, Sig []byte // serialized key; DER signature without hash type
+	Msg         [32]byte
+}
+
+// SchnorrSample is one successful BIP340 verification's inputs.
+type SchnorrSample struct {
+	PubKey [32]byte
+	Sig    [64]byte
+	Msg    [32]byte
+}
+
+// NewCountingVerifier counts inner's calls and keeps up to samples
+// successful signatures of each kind (reservoir sampling, fixed seed).
+func NewCountingVerifier(inner script.SigVerifier, samples int) *CountingVerifier {
+	return &CountingVerifier{inner: inner, max: samples, rng: rand.New(rand.NewPCG(1, 2)),
+		sampleECDSA: samples > 0, sampleSchnorr: samples > 0}
+}
+
+// Name implements script.SigVerifier.
+func (c *CountingVerifier) Name() string { return c.inner.Name() }
+
+// VerifyECDSA implements script.SigVerifier.
+func (c *CountingVerifier) VerifyECDSA(pubkey, sig []byte, msg [32]byte) bool {
+	ok := c.inner.VerifyECDSA(pubkey, sig, msg)
+	c.ecdsa.Add(1)
+	if !ok {
+		c.ecdsaFail.Add(1)
+	} else if c.sampleECDSA {
+		c.mu.Lock()
+		c.ecdsaSeen++
+		if i := c.slot(c.ecdsaSeen); i >= 0 {
+			s := ECDSASample{PubKey: bytes.Clone(pubkey), Sig: bytes.Clone(sig), Msg: msg}
+			if i == len(c.ecdsaSamples) {
+				c.ecdsaSamples = append(c.ecdsaSamples, s)
+			} else {
+				c.ecdsaSamples[i] = s
+			}
+		}
+		c.mu.Unlock()
+	}
+	return ok
+}
+
+// VerifySchnorr implements script.SigVerifier.
+func (c *CountingVerifier) VerifySchnorr(pubkey [32]byte, sig [64]byte, msg [32]byte) bool {
+	ok := c.inner.VerifySchnorr(pubkey, sig, msg)
+	c.schnorr.Add(1)
+	if !ok {
+		c.schnorrFail.Add(1)
+	} else if c.sampleSchnorr {
+		c.mu.Lock()
+		c.schnorrSeen++
+		if i := c.slot(c.schnorrSeen); i >= 0 {
+			s := SchnorrSample{PubKey: pubkey, Sig: sig, Msg: msg}
+			if i == len(c.schnorrSamples) {
+				c.schnorrSamples = append(c.schnorrSamples, s)
+			} else {
+				c.schnorrSamples[i] = s
+			}
+		}
+		c.mu.Unlock()
+	}
+	return ok
+}
+
+// CheckTapTweak implements script.SigVerifier.
+func (c *CountingVerifier) CheckTapTweak(internal, output, tweak [32]byte, parity bool) bool {
+	ok := c.inner.CheckTapTweak(internal, output, tweak, parity)
+	c.tweak.Add(1)
+	if !ok {
+		c.tweakFail.Add(1)
+	}
+	return ok
+}
+
+// slot is reservoir sampling (Algorithm R) for the seen-th item: the index
+// to store it at, or -1. Called with mu held.
+func (c *CountingVerifier) slot(seen int64) int {
+	if seen <= int64(c.max) {
+		return int(seen - 1)
+	}
+	if j := c.rng.Int64N(seen); j < int64(c.max) {
+		return int(j)
+	}
+	return -1
+}
+
+// SigCount is what a CountingVerifier saw.
+type SigCount struct {
+	Verifier      string `json:"verifier"`
+	ECDSA         int64  `json:"ecdsa"`
+	ECDSAFailed   int64  `json:"ecdsa_failed"` // included in ECDSA (e.g. CHECKMULTISIG key trials)
+	Schnorr       int64  `json:"schnorr"`
+	SchnorrFailed int64  `json:"schnorr_failed"`
+	TapTweak      int64  `json:"taptweak_checks"` // not part of the floor
+	TapTweakFail  int64  `json:"taptweak_failed"`
+}
+
+// Count returns the counters.
+func (c *CountingVerifier) Count() SigCount {
+	return SigCount{Verifier: c.inner.Name(),
+		ECDSA: c.ecdsa.Load(), ECDSAFailed: c.ecdsaFail.Load(),
+		Schnorr: c.schnorr.Load(), SchnorrFailed: c.schnorrFail.Load(),
+		TapTweak: c.tweak.Load(), TapTweakFail: c.tweakFail.Load()}
+}
+
+// Samples returns copies of the sampled signatures.
+func (c *CountingVerifier) Samples() ([]ECDSASample, []SchnorrSample) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ecdsaSamples), slices.Clone(c.schnorrSamples)
+}
+
+// CountResult is a counting import.
+type CountResult struct {
+	Count   SigCount        `json:"count"`
+	Blocks  int64           `json:"blocks"`
+	Inputs  int64           `json:"inputs"`
+	Height  int32           `json:"height"`
+	Tip     wire.Hash       `json:"tip"`
+	Seconds float64         `json:"seconds"`
+	ECDSA   []ECDSASample   `json:"-"`
+	Schnorr []SchnorrSample `json:"-"`
+}
+
+// CountSignatures imports the corpus into a fresh in-memory chainstate the
+// way `utxod import` does (the same chainstate, validator and default
+// script engine: script.NewEngine with a fresh signature cache of the
+// default size) with a CountingVerifier around script.DefaultSigVerifier
+// (libsecp256k1 when compiled in), and returns the verifications performed
+// and up to samples successful signatures of each kind. MuHash is off: it
+// does not change what is verified.
+func CountSignatures(ctx context.Context, corpus, network string, samples int) (*CountResult, error) {
+	p, err := params.ByName(network)
+	if err != nil {
+		return nil, err
+	}
+	cv := NewCountingVerifier(script.DefaultSigVerifier(), samples)
+	eng := script.NewEngine(script.WithSigVerifier(cv), script.WithSigCacheEntries(script.DefaultSigCacheEntries))
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, eng, nil),
+		Store: chainstate.NewMemStore(), DisableMuHash: true, MaxOrphanBytes: 2048 << 20})
+	if err != nil {
+		return nil, fmt.Errorf("valbench: count: %w", err)
+	}
+	f, err := os.Open(corpus)
+	if err != nil {
+		return nil, fmt.Errorf("valbench: count: %w", err)
+	}
+	defer f.Close()
+	start := time.Now()
+	res := &CountResult{}
+	r := wire.NewBlockFileReader(f, p.Magic)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		raw, _, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("valbench: count: %s: %w", corpus, err)
+		}
+		br, err := cs.ProcessBlock(raw)
+		if err != nil {
+			return nil, fmt.Errorf("valbench: count: block %s rejected: %s: %w",
+				wire.DoubleSHA256(raw[:wire.HeaderSize]), validate.Reason(err), err)
+		}
+		res.Blocks++
+		res.Inputs += int64(br.Inputs)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	tip := cs.Tip()
+	res.Height, res.Tip = tip.Height, tip.Hash
+	res.Count = cv.Count()
+	res.ECDSA, res.Schnorr = cv.Samples()
+	return res, nil
+}
+
+// KindCost is the measured single-verify cost of one signature kind.
+type KindCost struct {
+	Samples int `json:"samples"` // distinct signatures cycled through
+	// Per-verify nanoseconds of each timed batch: wall (monotonic clock)
+	// and the timing thread's CPU time (what contention does not inflate).
+	WallNs []float64 `json:"wall_ns"`
+	CPUNs  []float64 `json:"cpu_ns"`
+	// Medians and minimum over the batches.
+	WallMedianNs float64 `json:"wall_median_ns"`
+	WallMinNs    float64 `json:"wall_min_ns"`
+	CPUMedianNs  float64 `json:"cpu_median_ns"`
+}
+
+// VerifyCost is the single-verify cost of the verifier on one thread.
+type VerifyCost struct {
+	Verifier string `json:"verifier"`
+	// BatchS is the minimum duration of one timed batch.
+	BatchS  float64   `json:"batch_s"`
+	ECDSA   *KindCost `json:"ecdsa,omitempty"`
+	Schnorr *KindCost `json:"schnorr,omitempty"`
+}
+
+// MeasureVerifyCost times v on the sampled signatures: for each kind,
+// batches timed loops of at least perBatch each on one locked OS thread,
+// cycling through the samples (every verification must succeed). It adds
+// the batches to into (nil: a new VerifyCost) and recomputes its medians,
+// so measurements before and after the benchmark rounds pool.
+func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, batches int, perBatch time.Duration, into *VerifyCost) (*VerifyCost, error) {
+	if into == nil {
+		into = &VerifyCost{Verifier: v.Name(), BatchS: perBatch.Seconds()}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if len(ecdsa) > 0 {
+		if into.ECDSA == nil {
+			into.ECDSA = &KindCost{}
+		}
+		into.ECDSA.Samples = len(ecdsa)
+		for b := 0; b < batches; b++ {
+			n, wall, cpu := 0, time.Duration(0), time.Duration(0)
+			start, cpu0 := time.Now(), threadCPU()
+			for wall < perBatch {
+				for k := 0; k < 64; k++ {
+					s := &ecdsa[n%len(ecdsa)]
+					if !v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) {
+						return nil, fmt.Errorf("valbench: sampled ECDSA signature %d does not verify with %s", n%len(ecdsa), v.Name())
+					}
+					n++
+				}
+				wall = time.Since(start)
+			}
+			cpu = threadCPU() - cpu0
+			into.ECDSA.WallNs = append(into.ECDSA.WallNs, float64(wall.Nanoseconds())/float64(n))
+			into.ECDSA.CPUNs = append(into.ECDSA.CPUNs, float64(cpu.Nanoseconds())/float64(n))
+		}
+		into.ECDSA.finish()
+	}
+	if len(schnorr) > 0 {
+		if into.Schnorr == nil {
+			into.Schnorr = &KindCost{}
+		}
+		into.Schnorr.Samples = len(schnorr)
+		for b := 0; b < batches; b++ {
+			n, wall, cpu := 0, time.Duration(0), time.Duration(0)
+			start, cpu0 := time.Now(), threadCPU()
+			for wall < perBatch {
+				for k := 0; k < 64; k++ {
+					s := &schnorr[n%len(schnorr)]
+					if !v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) {
+						return nil, fmt.Errorf("valbench: sampled Schnorr signature %d does not verify with %s", n%len(schnorr), v.Name())
+					}
+					n++
+				}
+				wall = time.Since(start)
+			}
+			cpu = threadCPU() - cpu0
+			into.Schnorr.WallNs = append(into.Schnorr.WallNs, float64(wall.Nanoseconds())/float64(n))
+			into.Schnorr.CPUNs = append(into.Schnorr.CPUNs, float64(cpu.Nanoseconds())/float64(n))
+		}
+		into.Schnorr.finish()
+	}
+	return into, nil
+}
+
+func (k *KindCost) finish() {
+	k.WallMedianNs = median(k.WallNs)
+	k.WallMinNs = slices.Min(k.WallNs)
+	k.CPUMedianNs = median(k.CPUNs)
+}
+
+// Floor is the signature floor of a corpus.
+type Floor struct {
+	Cores int `json:"cores"` // runtime.NumCPU()
+	// Seconds = (ECDSA × ECDSA wall median + Schnorr × Schnorr wall
+	// median) / Cores: the wall time of the corpus' signature checks alone
+	// with every core verifying.
+	Seconds float64 `json:"seconds"`
+	// CPUSeconds = ECDSA × ECDSA thread-CPU median + Schnorr × Schnorr
+	// thread-CPU median: the CPU time they need (not divided by cores).
+	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+// ComputeFloor applies the definition to a count and a cost.
+func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
+	f := Floor{Cores: cores}
+	add := func(n int64, k *KindCost) {
+		if k != nil && n > 0 {
+			f.Seconds += float64(n) * k.WallMedianNs / 1e9
+			f.CPUSeconds += float64(n) * k.CPUMedianNs / 1e9
+		}
+	}
+	add(c.ECDSA, v.ECDSA)
+	add(c.Schnorr, v.Schnorr)
+	if cores > 0 {
+		f.Seconds /= float64(cores)
+	}
+	return f
+}
+
+// median of xs (mean of the middle two for an even count); 0 if empty.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
