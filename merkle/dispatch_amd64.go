@@ -82,10 +82,17 @@ func pairsAVX512(dst, src []wire.Hash, tail func(dst, src []wire.Hash)) {
 	}
 }
 
+// pairsAVX2 hashes 16 pairs per step with two interleaved 8-lane groups,
+// then a remaining 8 with one group, and hands the rest to tail. Each step
+// reads all its input before it writes, and writes only below the input of
+// later steps, so dst may equal src[:len(dst)].
 func pairsAVX2(dst, src []wire.Hash, tail func(dst, src []wire.Hash)) {
 	n := len(dst) &^ 7
-	if n > 0 {
-		sha256d64AVX2(&dst[0][0], &src[0][0], n)
+	if n16 := n &^ 15; n16 > 0 {
+		sha256d64AVX2x2(&dst[0][0], &src[0][0], n16)
+	}
+	if n&8 != 0 {
+		sha256d64AVX2(&dst[n-8][0], &src[2*(n-8)][0], 8)
 	}
 	if len(dst) > n {
 		tail(dst[n:], src[2*n:])

@@ -7,6 +7,9 @@ package merkle
 // sha256d64AVX2 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 8 messages per step; n must be a positive multiple of 8. out may equal in.
 func sha256d64AVX2(out *byte, in *byte, n int)
 
+// sha256d64AVX2x2 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 16 messages per step as two interleaved groups of 8; n must be a positive multiple of 16. out may equal in.
+func sha256d64AVX2x2(out *byte, in *byte, n int)
+
 // sha256d64AVX512 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 16 messages per step; n must be a positive multiple of 16. out may equal in.
 func sha256d64AVX512(out *byte, in *byte, n int)
 

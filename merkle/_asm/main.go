@@ -151,9 +151,11 @@ func main() {
 	iv1 := table("iv1", iv[:], 1)
 	mask64 := bswapMask("bswap64", 64)
 
-	t3kw8 := table("t3kw8", t3KW(), 8)
-	t3c8 := table("t3sched8", t3SchedConsts(), 8)
-	genVector(avx2Ops(k8, kw8, iv8, mask32), t3kw8, t3c8)
+	tb := avx2Tables{k: k8, padKW: kw8, iv: iv8,
+		t3kw: table("t3kw8", t3KW(), 8), t3c: table("t3sched8", t3SchedConsts(), 8),
+		t3w: table("t3w8", []uint32{0x80000000, 0, 0, 0, 0, 0, 0, 256}, 8), r0: table("r0c8", round0Consts(), 8)}
+	genAVX2(avx2Ops(mask32), tb)
+	genAVX2x2(avx2Ops(mask32), tb)
 	t3kw1 := table("t3kw1", t3KW(), 1)
 	t3c1 := table("t3sched1", t3SchedConsts(), 1)
 	genAVX512(avx512Ops(k1, kw1, iv1, mask64), k1, kw1, t3kw1, t3c1, iv1, mask64)
@@ -161,7 +163,8 @@ func main() {
 	Generate()
 }
 
-// vecOps abstracts the differences between the AVX2 and AVX-512 kernels.
+// vecOps abstracts the register-level steps of the vector kernels (the
+// AVX2 kernels use only its transposes; avx2.go has their rounds).
 type vecOps struct {
 	name, doc string
 	lanes     int
@@ -179,49 +182,11 @@ type vecOps struct {
 	storeOut    func(out Mem, s []Register)
 }
 
-func avx2Ops(k8, kw8, iv8, mask Mem) *vecOps {
-	o := &vecOps{name: "sha256d64AVX2", lanes: 8, width: 32}
-	o.doc = "sha256d64AVX2 sets out[32i:32i+32] = SHA-256d(in[64i:64i+64]) for i < n, 8 messages per step; n must be a positive multiple of 8. out may equal in."
+// avx2Ops holds the AVX2 kernels' load/transpose and transpose/store steps.
+func avx2Ops(mask Mem) *vecOps {
+	o := &vecOps{lanes: 8, width: 32}
 	for _, r := range []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15} {
 		o.regs = append(o.regs, r)
-	}
-	o.addK = func(t int, x Register) {
-		if t < 64 {
-			VPADDD(k8.Offset(32*t), x, x)
-		} else {
-			VPADDD(kw8.Offset(32*(t-64)), x, x)
-		}
-	}
-	o.iv = func(i int, x Register) { VMOVDQU(iv8.Offset(32*i), x) }
-	// rotr(x, r) = x>>r | x<<(32-r); three rotations XORed as a tree.
-	o.sigmaBig = func(x, t0, t1, t2, dst Register, r1, r2, r3 uint64) {
-		VPSRLD(U8(r1), x, dst)
-		VPSLLD(U8(32-r1), x, t0)
-		VPSRLD(U8(r2), x, t1)
-		VPSLLD(U8(32-r2), x, t2)
-		VPXOR(t0, dst, dst)
-		VPXOR(t2, t1, t1)
-		VPSRLD(U8(r3), x, t0)
-		VPSLLD(U8(32-r3), x, t2)
-		VPXOR(t1, dst, dst)
-		VPXOR(t2, t0, t0)
-		VPXOR(t0, dst, dst)
-	}
-	o.sigmaSmall = func(x, t0, t1, dst Register, r1, r2, s uint64) {
-		VPSRLD(U8(s), x, dst)
-		VPSRLD(U8(r1), x, t0)
-		VPSLLD(U8(32-r1), x, t1)
-		VPXOR(t0, dst, dst)
-		VPXOR(t1, dst, dst)
-		VPSRLD(U8(r2), x, t0)
-		VPSLLD(U8(32-r2), x, t1)
-		VPXOR(t0, dst, dst)
-		VPXOR(t1, dst, dst)
-	}
-	o.ch = func(e, f, g, dst Register) {
-		VPXOR(g, f, dst)
-		VPAND(e, dst, dst)
-		VPXOR(g, dst, dst)
 	}
 	o.bswap = func(x Register) { VPSHUFB(mask, x, x) }
 	r := o.regs
@@ -398,134 +363,8 @@ func zreg(i int) VecPhysical {
 		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i]
 }
 
-func vmov(o *vecOps, src, dst Op) {
-	if o.width == 64 {
-		VMOVDQU32(src, dst)
-	} else {
-		VMOVDQU(src, dst)
-	}
-}
-
-// genVector emits one multi-lane kernel.
-func genVector(o *vecOps, t3kw, t3c Mem) {
-	TEXT(o.name, 0, "func(out, in *byte, n int)")
-	Doc(o.doc)
-	out := Mem{Base: Load(Param("out"), RDI)}
-	in := Mem{Base: Load(Param("in"), RSI)}
-	n := Load(Param("n"), RCX)
-	// Frame: the 64-entry message schedule and the transform-1 state.
-	// Go's assembler gives SP-relative slots; no alignment is assumed.
-	// Goroutine stacks give SP no useful alignment, and 32-byte accesses that
-	// straddle cache lines cost measurably (10-20% here), so the frame is
-	// over-allocated and its base rounded up to a 64-byte boundary in R8.
-	frame := AllocLocal(72*o.width + 64)
-	LEAQ(frame, R8)
-	ADDQ(U8(63), R8)
-	ANDQ(I8(-64), R8)
-	base := Mem{Base: R8}
-	w := func(t int) Mem { return base.Offset(o.width * t) }
-	sv := func(i int) Mem { return base.Offset(o.width * (64 + i)) }
-	r := o.regs
-
-	Label(o.name + "_loop")
-	Comment("Transform 1: load, byte-swap and transpose the messages into W[0..15].")
-	o.transposeIn(in, w)
-	expandSchedule(o, w, nil, t3c)
-	st := []Register{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]}
-	for i, x := range st {
-		o.iv(i, x)
-	}
-	st = rounds(o, st, func(t int, h Register) {
-		o.addK(t, h)
-		VPADDD(w(t), h, h)
-	})
-	tmp := r[8]
-	for i, x := range st {
-		o.iv(i, tmp)
-		VPADDD(tmp, x, x)
-		vmov(o, x, sv(i))
-	}
-	Comment("Transform 2: the constant padding block (precomputed K+W).")
-	st = rounds(o, st, func(t int, h Register) { o.addK(64+t, h) })
-	for i, x := range st {
-		VPADDD(sv(i), x, x)
-		vmov(o, x, w(i))
-	}
-	Comment("Transform 3: hash the 32-byte digest.")
-	expandSchedule(o, w, t3Known, t3c)
-	st = []Register{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]}
-	for i, x := range st {
-		o.iv(i, x)
-	}
-	st = rounds(o, st, func(t int, h Register) {
-		if t >= 8 && t < 16 {
-			VPADDD(t3kw.Offset(32*(t-8)), h, h) // constant words: K+W folded
-			return
-		}
-		o.addK(t, h)
-		VPADDD(w(t), h, h)
-	})
-	for i, x := range st {
-		o.iv(i, tmp)
-		VPADDD(tmp, x, x)
-	}
-	Comment("Byte-swap, transpose and store the digests.")
-	o.storeOut(out, st)
-
-	ADDQ(U32(64*o.lanes), in.Base)
-	ADDQ(U32(32*o.lanes), out.Base)
-	SUBQ(U32(o.lanes), n)
-	JNZ(LabelRef(o.name + "_loop"))
-	VZEROUPPER()
-	RET()
-}
-
-// expandSchedule computes W[16..63] from W[0..15] in the frame. Words in
-// known are generation-time constants that are never stored: their terms
-// are folded into one broadcast constant per t, read from consts[t-16].
-func expandSchedule(o *vecOps, w func(int) Mem, known map[int]uint32, consts Mem) {
-	r := o.regs
-	for t := 16; t < 64; t++ {
-		// Two independent chains alternate between register sets.
-		b := 0
-		if t%2 == 1 {
-			b = 6
-		}
-		x1, x2, s1, s0, t0, t1 := r[b], r[b+1], r[b+2], r[b+3], r[b+4], r[b+5]
-		tm := termsFor(t, known)
-		var acc Register
-		if tm.s1 {
-			vmov(o, w(t-2), x1)
-			o.sigmaSmall(x1, t0, t1, s1, 17, 19, 10)
-			acc = s1
-		}
-		if tm.s0 {
-			vmov(o, w(t-15), x2)
-			o.sigmaSmall(x2, t0, t1, s0, 7, 18, 3)
-			if acc == nil {
-				acc = s0
-			} else {
-				VPADDD(s0, acc, acc)
-			}
-		}
-		if acc == nil {
-			panic(fmt.Sprintf("schedule step %d has no variable sigma term", t))
-		}
-		if tm.a {
-			VPADDD(w(t-7), acc, acc)
-		}
-		if tm.b {
-			VPADDD(w(t-16), acc, acc)
-		}
-		if tm.c != 0 {
-			VPADDD(consts.Offset(o.width*(t-16)), acc, acc)
-		}
-		vmov(o, acc, w(t))
-	}
-}
-
-// rounds emits 64 rounds over state st (a..h) and returns the registers
-// holding the new a..h. addKW adds K[t]+W[t] into its register.
+// rounds emits 64 AVX-512 rounds over state st (a..h) and returns the
+// registers holding the new a..h. addKW adds K[t]+W[t] into its register.
 func rounds(o *vecOps, st []Register, addKW func(t int, h Register)) []Register {
 	return roundsPre(o, st, nil, addKW)
 }
@@ -535,10 +374,7 @@ func rounds(o *vecOps, st []Register, addKW func(t int, h Register)) []Register 
 func roundsPre(o *vecOps, st []Register, pre func(t int), addKW func(t int, h Register)) []Register {
 	r := o.regs
 	a, b, c, d, e, f, g, h := st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
-	t0, t1, t2, t3, bc, ab := r[8], r[9], r[10], r[11], r[12], r[13]
-	if o.width != 64 {
-		VPXOR(c, b, bc)
-	}
+	t0, t1, t2, t3, ab := r[8], r[9], r[10], r[11], r[13]
 	for t := 0; t < 64; t++ {
 		if pre != nil {
 			pre(t)
@@ -551,19 +387,10 @@ func roundsPre(o *vecOps, st []Register, pre func(t int), addKW func(t int, h Re
 		VPADDD(h, d, d)  // e' = d + T1
 		o.sigmaBig(a, t0, t1, t2, t3, 2, 13, 22)
 		VPADDD(t3, h, h)
-		if o.width == 64 {
-			// Maj via ternary logic (majority truth table 0xE8).
-			VMOVDQA32(a, t3)
-			VPTERNLOGD(U8(0xE8), c, b, t3)
-			VPADDD(t3, h, h) // a' = T1 + T2
-		} else {
-			// Maj(a,b,c) = ((a^b) & (b^c)) ^ b; a^b is next round's b^c.
-			VPXOR(b, a, ab)
-			VPAND(ab, bc, bc)
-			VPXOR(b, bc, bc)
-			VPADDD(bc, h, h) // a' = T1 + T2
-			bc, ab = ab, bc
-		}
+		// Maj via ternary logic (majority truth table 0xE8).
+		VMOVDQA32(a, t3)
+		VPTERNLOGD(U8(0xE8), c, b, t3)
+		VPADDD(t3, h, h) // a' = T1 + T2
 		a, b, c, d, e, f, g, h = h, a, b, c, d, e, f, g
 	}
 	return []Register{a, b, c, d, e, f, g, h}
