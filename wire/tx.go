@@ -70,6 +70,7 @@ type arena struct {
 	outs []TxOut
 	wits [][]byte
 	h    hash.Hash
+	sum  []byte // h's output buffer (a stack array would escape through the interface)
 }
 
 // ParseTx parses exactly one transaction occupying all of raw.
@@ -226,9 +227,8 @@ func (a *arena) parseTx(b []byte, start int, tx *Tx) (int, error) {
 		h.Write(b[start : start+4])
 		h.Write(b[bodyStart:bodyEnd])
 		h.Write(b[off-4 : off])
-		var first [32]byte
-		h.Sum(first[:0])
-		tx.TxID = sha256.Sum256(first[:])
+		a.sum = h.Sum(a.sum[:0])
+		tx.TxID = sha256.Sum256(a.sum)
 		tx.WTxID = DoubleSHA256(tx.Raw)
 	} else {
 		tx.witBytes = 0

@@ -330,3 +330,30 @@ func bigBlock(b testing.TB) []byte {
 	out = AppendCompactSize(out, uint64(n))
 	return append(out, body...)
 }
+
+// TestParseReuseAllocsNothing: re-parsing into a used Block allocates
+// nothing, for legacy and segwit transactions alike (the segwit txid's
+// intermediate digest once escaped to the heap per transaction).
+func TestParseReuseAllocsNothing(t *testing.T) {
+	seg, _ := hex.DecodeString("0100000000010115e180dc28a2327e687facc33f10f2a20da717e5548406f7ae8b4c811072f8560100000000ffffffff0100b4f505000000001976a9141d7cd6c75c2e86f4cbf98eaed221b30bd9a0b92888ac02483045022100df7b7e5cda14ddf91290e02ea10786e03eb11ee36ec02dd862fe9a326bbcb7fd02203f5b4496b667e6e281cc654a2da9e4f08660c620a1051337fa8965f727eb19190121038262a6c6cec93c2d3ecd6c6072efea86d02ff8e3328bbd0242b20af3425990ac00000000")
+	blocks := readMainnetBlocks(t)
+	legacy, _ := ParseBlock(blocks[170])
+	raw := append(make([]byte, HeaderSize), 3)
+	raw = append(raw, legacy.Txs[1].Raw...)
+	raw = append(raw, seg...)
+	raw = append(raw, seg...)
+	var b Block
+	if err := b.Parse(raw); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Txs[1].HasWitness {
+		t.Fatal("no segwit transaction parsed")
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		if err := b.Parse(raw); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per re-parse", n)
+	}
+}
