@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"utxod/backends"
 	"utxod/chainstate"
 	"utxod/validate"
 	"utxod/wire"
@@ -204,6 +205,9 @@ func (s *Server) blockError(w http.ResponseWriter, raw []byte, err error) {
 			detail = re.Reason
 		}
 		writeProblem(w, http.StatusUnprocessableEntity, re.Reason, "block "+hash+": "+detail)
+	case errors.Is(err, backends.ErrDiskFull):
+		s.log.Error("processing block: disk full", "hash", hash, "err", err)
+		writeDiskFull(w, "block "+hash+" could not be saved")
 	case isOrphanPoolFull(err):
 		writeProblem(w, http.StatusServiceUnavailable, "orphan-pool-full", "too many orphan blocks are waiting for their parents; submit the parents first")
 	default:

@@ -2,11 +2,13 @@ package api
 
 import (
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
+	"utxod/backends"
 	"utxod/chainstate"
 	"utxod/utxo"
 	"utxod/wire"
@@ -46,6 +48,11 @@ func (s *Server) handleChainstate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info, err := s.chainstateInfo(ht)
+	if errors.Is(err, backends.ErrDiskFull) {
+		s.log.Error("chainstate info: disk full", "err", err)
+		writeDiskFull(w, "the chainstate could not be flushed for the scan")
+		return
+	}
 	if err != nil {
 		s.log.Error("chainstate info", "err", err)
 		writeProblem(w, http.StatusInternalServerError, "internal", "computing the chainstate statistics failed")

@@ -44,6 +44,15 @@ func writeProblem(w http.ResponseWriter, status int, reason, detail string) {
 	_, _ = w.Write(b)
 }
 
+// writeDiskFull renders a store failure caused by a full disk (an error
+// wrapping backends.ErrDiskFull) as 503 problem+json with reason
+// "disk-full". The detail names the cause but not the files (the error's
+// own text, which does, goes to the server log).
+func writeDiskFull(w http.ResponseWriter, what string) {
+	writeProblem(w, http.StatusServiceUnavailable, "disk-full",
+		what+": the data directory's disk is full (no space left on device, ENOSPC). Free space and restart utxod; it reopens at its last flushed tip")
+}
+
 // writeJSON renders v as compact JSON followed by a newline, as Core's REST
 // interface does.
 func writeJSON(w http.ResponseWriter, status int, v any) {

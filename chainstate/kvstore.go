@@ -148,6 +148,10 @@ type KVStore struct {
 	genesis  []byte
 	closed   bool
 	key      [33]byte
+	// unflushed holds the index entries of a flush that failed (the
+	// chainstate hands each dirty entry over once); the next flush writes
+	// them first.
+	unflushed []*validate.BlockNode
 }
 
 // NewKVStore wraps kv with a coins cache of budget bytes. The caller keeps
@@ -488,6 +492,10 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 			return err
 		}
 	}
+	if len(s.unflushed) > 0 {
+		index = append(s.unflushed, index...)
+		s.unflushed = nil
+	}
 	// A fresh batch per flush: a large flush's buffer is not kept alive.
 	b := backends.NewBatch()
 	size, ops := 0, 0
@@ -553,7 +561,14 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 	if b.Len() == 0 {
 		return nil // nothing changed since the last flush
 	}
-	if err := s.kv.Write(b, backends.Sync); err != nil {
+	// Core's CheckDiskSpace before FlushStateToDisk: refuse a flush the disk
+	// cannot take (stores write a batch at least twice: log and table).
+	err := backends.CheckSpace(s.kv, 2*uint64(b.Size()))
+	if err == nil {
+		err = s.kv.Write(b, backends.Sync)
+	}
+	if err != nil {
+		s.unflushed = index // everything else stays pending in the cache
 		return fmt.Errorf("chainstate: flush: %w", err)
 	}
 	clear(s.undo)

@@ -19,6 +19,10 @@
 //     or snapshot can deadlock once the file outgrows the mapping. The
 //     mapping starts at Extra.InitialMmapSize (default 1 GiB of address
 //     space, not memory) to make that rare; close readers promptly.
+//   - A write that fails on a full disk (ENOSPC) returns an error wrapping
+//     backends.ErrDiskFull; bbolt rolls its transaction back, so the file
+//     keeps its last committed state and later writes succeed once space is
+//     freed.
 //   - Options.CacheBytes is ignored (bbolt reads through the OS page cache),
 //     and so is Options.Logger (bbolt logs nothing by default).
 package bbolt
@@ -36,6 +40,7 @@ import (
 
 	"utxod/backends"
 	"utxod/backends/internal/guard"
+	"utxod/internal/diskspace"
 )
 
 // Name is the registered name.
@@ -64,6 +69,7 @@ type Extra struct {
 type DB struct {
 	g        guard.Guard
 	db       *bolt.DB
+	dir      string
 	readOnly bool
 	writeMu  sync.Mutex // serialises Write and Sync; guards db.NoSync
 }
@@ -102,6 +108,9 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	}
 	db, err := bolt.Open(path, 0o644, opts)
 	if err != nil {
+		if backends.IsDiskFull(err) {
+			err = backends.DiskFull(err)
+		}
 		return nil, fmt.Errorf("bbolt: open %s: %w", path, err)
 	}
 	if !o.ReadOnly {
@@ -119,9 +128,12 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	}
 	if err != nil {
 		_ = db.Close()
+		if backends.IsDiskFull(err) {
+			err = backends.DiskFull(err)
+		}
 		return nil, fmt.Errorf("bbolt: %s: %w", path, err)
 	}
-	return &DB{db: db, readOnly: o.ReadOnly}, nil
+	return &DB{db: db, dir: dir, readOnly: o.ReadOnly}, nil
 }
 
 // Get implements backends.Reader.
@@ -203,6 +215,12 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 		if errors.Is(err, bolterrors.ErrKeyRequired) {
 			err = fmt.Errorf("%w: %w", backends.ErrEmptyKey, err)
 		}
+		if backends.IsDiskFull(err) {
+			// bbolt rolls the transaction back: the file keeps its last
+			// committed state and a later write may succeed once space is
+			// freed.
+			err = backends.DiskFull(err)
+		}
 		return fmt.Errorf("bbolt: write: %w", err)
 	}
 	return nil
@@ -224,10 +242,16 @@ func (d *DB) Sync() error {
 
 func (d *DB) sync() error {
 	if err := d.db.Sync(); err != nil {
+		if backends.IsDiskFull(err) {
+			err = backends.DiskFull(err)
+		}
 		return fmt.Errorf("bbolt: sync: %w", err)
 	}
 	return nil
 }
+
+// AvailableBytes implements backends.SpaceReporter.
+func (d *DB) AvailableBytes() (uint64, error) { return diskspace.Available(d.dir) }
 
 // NewSnapshot implements backends.KV: a read transaction held open until
 // the snapshot is closed.

@@ -7,6 +7,11 @@
 // pebble's WAL buffer when Write returns and reach the kernel shortly after
 // (a SIGKILL may lose the most recent ones, never part of one); Sync and
 // KV.Sync fsync the WAL.
+//
+// A full disk stops the store at the first ENOSPC (see diskfull.go): Open,
+// Write and Sync then return an error wrapping backends.ErrDiskFull, the
+// directory keeps its last durable state, and the store must be reopened
+// once space is freed.
 package pebble
 
 import (
@@ -14,13 +19,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"utxod/backends"
 	"utxod/backends/internal/guard"
+	"utxod/internal/diskspace"
 )
 
 // Name is the registered name.
@@ -37,6 +44,9 @@ type Extra struct {
 	// MemTableBytes is the memtable size; 0 selects CacheBytes/4 clamped to
 	// [4 MiB, 256 MiB].
 	MemTableBytes uint64
+	// FS is the file system the store lives on; nil selects vfs.Default.
+	// The store wraps it to stop at the first ENOSPC (see diskfull.go).
+	FS vfs.FS
 	// Tune, if set, is called last with the pebble options before Open, for
 	// anything not covered here.
 	Tune func(*pebble.Options)
@@ -46,7 +56,9 @@ type Extra struct {
 type DB struct {
 	g        guard.Guard
 	db       *pebble.DB
+	dir      string
 	readOnly bool
+	stop     *stopper
 }
 
 var _ backends.KV = (*DB)(nil)
@@ -69,7 +81,13 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	if mem == 0 {
 		mem = uint64(min(max(cache/4, 4<<20), 256<<20))
 	}
+	base := extra.FS
+	if base == nil {
+		base = vfs.Default
+	}
+	stop := newStopper(o.Log())
 	opts := &pebble.Options{
+		FS:                          stopFS{FS: base, s: stop},
 		CacheSize:                   cache,
 		MemTableSize:                mem,
 		MemTableStopWritesThreshold: 4,
@@ -77,7 +95,7 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		ReadOnly:                    o.ReadOnly,
 		ErrorIfNotExists:            o.ReadOnly,
 		FormatMajorVersion:          pebble.FormatNewest,
-		Logger:                      slogLogger{o.Log()},
+		Logger:                      slogLogger{l: o.Log(), stop: stop},
 	}
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
@@ -87,15 +105,46 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		extra.Tune(opts)
 	}
 	if o.ReadOnly {
-		if _, err := os.Stat(dir); err != nil {
+		if _, err := base.Stat(dir); err != nil {
 			return nil, fmt.Errorf("pebble: %w", err)
 		}
 	}
-	db, err := pebble.Open(dir, opts)
+	db, err := open(dir, opts, stop)
 	if err != nil {
 		return nil, fmt.Errorf("pebble: %w", err)
 	}
-	return &DB{db: db, readOnly: o.ReadOnly}, nil
+	return &DB{db: db, dir: dir, readOnly: o.ReadOnly, stop: stop}, nil
+}
+
+// open runs pebble.Open, returning early when the disk fills under it (Open
+// flushes the replayed WAL and would wait for that flush forever; the
+// blocked Open is left behind and closes what it opened if it ever ends).
+func open(dir string, opts *pebble.Options, stop *stopper) (*pebble.DB, error) {
+	type result struct {
+		db  *pebble.DB
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		db, err := pebble.Open(dir, opts)
+		done <- result{db, err}
+	}()
+	select {
+	case r := <-done:
+		return r.db, r.err
+	case <-stop.stopped:
+		select {
+		case r := <-done:
+			return r.db, r.err
+		default:
+		}
+		go func() {
+			if r := <-done; r.db != nil {
+				_ = r.db.Close()
+			}
+		}()
+		return nil, fmt.Errorf("open: %w", stop.failed())
+	}
 }
 
 // Get implements backends.Reader.
@@ -134,6 +183,9 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 	if d.readOnly {
 		return fmt.Errorf("pebble: %w", backends.ErrReadOnly)
 	}
+	if err := d.stop.failed(); err != nil {
+		return fmt.Errorf("pebble: %w", err)
+	}
 	if b.Len() == 0 {
 		if mode == backends.Sync {
 			return d.sync()
@@ -150,11 +202,35 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 	if mode == backends.Sync {
 		wo = pebble.Sync
 	}
-	if err := pb.Commit(wo); err != nil {
-		_ = pb.Close()
-		return fmt.Errorf("pebble: commit: %w", err)
+	return d.commit("commit", func() error {
+		if err := pb.Commit(wo); err != nil {
+			_ = pb.Close()
+			return err
+		}
+		return pb.Close()
+	})
+}
+
+// commit runs fn, a pebble write, and returns its error, or the disk-full
+// error as soon as the store stops under it (fn then stays blocked in
+// pebble for good; see diskfull.go).
+func (d *DB) commit(what string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-d.stop.stopped:
+		select {
+		case err = <-done: // finished too: its answer stands
+		default:
+			return fmt.Errorf("pebble: %s: %w", what, d.stop.failed())
+		}
 	}
-	return pb.Close()
+	if err != nil {
+		return fmt.Errorf("pebble: %s: %w", what, err)
+	}
+	return nil
 }
 
 // Sync implements backends.KV: it appends an empty record to the WAL with
@@ -171,11 +247,14 @@ func (d *DB) Sync() error {
 }
 
 func (d *DB) sync() error {
-	if err := d.db.LogData(nil, pebble.Sync); err != nil {
+	if err := d.stop.failed(); err != nil {
 		return fmt.Errorf("pebble: sync: %w", err)
 	}
-	return nil
+	return d.commit("sync", func() error { return d.db.LogData(nil, pebble.Sync) })
 }
+
+// AvailableBytes implements backends.SpaceReporter.
+func (d *DB) AvailableBytes() (uint64, error) { return diskspace.Available(d.dir) }
 
 // NewSnapshot implements backends.KV.
 func (d *DB) NewSnapshot() (backends.Snapshot, error) {
@@ -188,10 +267,31 @@ func (d *DB) NewSnapshot() (backends.Snapshot, error) {
 	return s, nil
 }
 
-// Close implements backends.KV.
+// Close implements backends.KV. A store stopped by a full disk, before or
+// during Close, is not closed in pebble (that would wait for its blocked
+// flush): its files stay as a crash would leave them, and Close returns an
+// error wrapping backends.ErrDiskFull.
 func (d *DB) Close() error {
 	return d.g.Close(func() error {
-		if err := d.db.Close(); err != nil {
+		stopped := func() error {
+			return fmt.Errorf("pebble: close: %w: the store stopped at its first failed write and was left as a crash would leave it", backends.ErrDiskFull)
+		}
+		if d.stop.failed() != nil {
+			return stopped()
+		}
+		done := make(chan error, 1)
+		go func() { done <- d.db.Close() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-d.stop.stopped: // a background flush met ENOSPC
+			select {
+			case err = <-done:
+			default:
+				return stopped()
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("pebble: close: %w", err)
 		}
 		return nil
@@ -309,7 +409,10 @@ func (s *snapshot) Release() { _ = s.g.Close(s.snap.Close) }
 
 // slogLogger adapts *slog.Logger to pebble.Logger. Pebble's informational
 // lines go to Debug.
-type slogLogger struct{ l *slog.Logger }
+type slogLogger struct {
+	l    *slog.Logger
+	stop *stopper
+}
 
 func (s slogLogger) Infof(format string, args ...any) {
 	s.l.Debug(fmt.Sprintf(format, args...), "store", Name)
@@ -321,9 +424,15 @@ func (s slogLogger) Errorf(format string, args ...any) {
 
 // Fatalf is called by pebble on unrecoverable internal errors (for example a
 // failed WAL write); pebble's default logger exits the process. We log and
-// panic so the stack is visible.
+// panic so the stack is visible. A full disk never gets here (the stopper
+// keeps ENOSPC from pebble); should one still arrive, the store stops
+// instead and the caller blocked in pebble is answered by the store.
 func (s slogLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	s.l.Error(msg, "store", Name, "fatal", true)
+	if s.stop != nil && strings.Contains(strings.ToLower(msg), "no space left on device") {
+		s.stop.stop("fatal", errors.New(msg))
+		select {}
+	}
 	panic("pebble: fatal: " + msg)
 }

@@ -5,15 +5,20 @@ package rocksdb
 import (
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/linxGnu/grocksdb"
 
 	"utxod/backends"
 	"utxod/backends/internal/guard"
+	"utxod/internal/diskspace"
 )
 
 // Available reports whether the real RocksDB store is compiled in.
 const Available = true
+
+// headerInfoLogLevel is RocksDB's HEADER_LEVEL (grocksdb has no constant).
+const headerInfoLogLevel = grocksdb.InfoLogLevel(5)
 
 // DefaultCacheBytes is the block cache used when Options.CacheBytes is 0.
 const DefaultCacheBytes = 128 << 20
@@ -34,7 +39,11 @@ type Extra struct {
 type DB struct {
 	g        guard.Guard
 	db       *grocksdb.DB
+	dir      string
 	readOnly bool
+
+	failMu sync.Mutex
+	failed error // the first disk-full write error; later writes return it
 
 	opts   *grocksdb.Options
 	bbto   *grocksdb.BlockBasedTableOptions
@@ -70,7 +79,7 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		}
 	}
 
-	d := &DB{readOnly: o.ReadOnly}
+	d := &DB{readOnly: o.ReadOnly, dir: dir}
 	d.cache = grocksdb.NewLRUCache(uint64(cacheBytes))
 	d.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
 	d.bbto.SetBlockCache(d.cache)
@@ -81,7 +90,14 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	d.opts.SetWriteBufferSize(wbuf)
 	d.opts.SetMaxBackgroundJobs(2)
 	d.opts.SetMaxOpenFiles(1024)
-	d.opts.SetInfoLogLevel(grocksdb.WarnInfoLogLevel)
+	// Only the header RocksDB writes at open goes to the info LOG: on a full
+	// disk a LOG write fails, and Debian's librocksdb (built with
+	// assertions) aborts the process at the next line any thread logs to
+	// that file (WritableFileWriter::AssertFalseAndGetStatusForPrevError;
+	// SstFileManagerImpl's error-recovery thread logs "free space ... is
+	// less than required disk buffer" every 5 s). Nothing reads the LOG;
+	// utxod reports the errors RocksDB returns.
+	d.opts.SetInfoLogLevel(headerInfoLogLevel)
 	d.opts.SetKeepLogFileNum(2)
 	if extra.Tune != nil {
 		extra.Tune(d.opts)
@@ -93,6 +109,9 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	}
 	if err != nil {
 		d.destroyOptions()
+		if backends.IsDiskFull(err) {
+			err = backends.DiskFull(err)
+		}
 		return nil, fmt.Errorf("rocksdb: %w", err)
 	}
 	d.ro = grocksdb.NewDefaultReadOptions()
@@ -145,6 +164,9 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 	if d.readOnly {
 		return fmt.Errorf("rocksdb: %w", backends.ErrReadOnly)
 	}
+	if err := d.failure(); err != nil {
+		return fmt.Errorf("rocksdb: write: %w", err)
+	}
 	if b.Len() == 0 {
 		if mode == backends.Sync {
 			return d.sync()
@@ -161,10 +183,37 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 		wo = d.woSync
 	}
 	if err := d.db.Write(wo, wb); err != nil {
-		return fmt.Errorf("rocksdb: write: %w", err)
+		return fmt.Errorf("rocksdb: write: %w", d.fail(err))
 	}
 	return nil
 }
+
+// fail records err when it says the disk is full and returns it (wrapping
+// backends.ErrDiskFull then). After a failed write RocksDB holds a
+// background error and refuses writes until it recovers on its own; the
+// store keeps refusing them with the first error until it is reopened.
+func (d *DB) fail(err error) error {
+	if !backends.IsDiskFull(err) {
+		return err
+	}
+	err = backends.DiskFull(err)
+	d.failMu.Lock()
+	defer d.failMu.Unlock()
+	if d.failed == nil {
+		d.failed = err
+	}
+	return err
+}
+
+// failure returns the recorded disk-full error, if any.
+func (d *DB) failure() error {
+	d.failMu.Lock()
+	defer d.failMu.Unlock()
+	return d.failed
+}
+
+// AvailableBytes implements backends.SpaceReporter.
+func (d *DB) AvailableBytes() (uint64, error) { return diskspace.Available(d.dir) }
 
 // Sync implements backends.KV: FlushWAL(sync=true), which fsyncs the WAL.
 func (d *DB) Sync() error {
@@ -179,8 +228,11 @@ func (d *DB) Sync() error {
 }
 
 func (d *DB) sync() error {
-	if err := d.db.FlushWAL(true); err != nil {
+	if err := d.failure(); err != nil {
 		return fmt.Errorf("rocksdb: sync: %w", err)
+	}
+	if err := d.db.FlushWAL(true); err != nil {
+		return fmt.Errorf("rocksdb: sync: %w", d.fail(err))
 	}
 	return nil
 }

@@ -298,8 +298,17 @@ type Server struct {
 // StartServer runs bin serve with args (which must include --listen with
 // port 0 or a free port, and --datadir) and waits until it listens.
 func StartServer(bin, datadir string, args ...string) (*Server, error) {
+	return StartServerEnv(bin, datadir, nil, args...)
+}
+
+// StartServerEnv is StartServer with extra environment variables
+// ("NAME=value") added to this process's environment.
+func StartServerEnv(bin, datadir string, env []string, args ...string) (*Server, error) {
 	all := append([]string{"serve", "--datadir", datadir}, args...)
 	cmd := exec.Command(bin, all...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	s := &Server{Cmd: cmd, Datadir: datadir, Stderr: &SyncBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
@@ -364,6 +373,13 @@ func (s *Server) Stop(timeout time.Duration) error {
 		return fmt.Errorf("no exit %v after SIGTERM", timeout)
 	}
 }
+
+// Done is closed when the process has ended; Err is then its wait error.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Err is the process's wait error (nil for exit status 0); valid after
+// Done is closed.
+func (s *Server) Err() error { return s.waitErr }
 
 // Exited reports whether the process has ended.
 func (s *Server) Exited() bool {
