@@ -23,7 +23,16 @@ type lazyMuHash struct {
 	// extra holds insertions and removals that could not be keyed because
 	// the outpoint was already pending with other bytes (BIP30 overwrites).
 	extraIns, extraRem [][]byte
+
+	// Serializations are built in scratch and only copied into the
+	// current chunk when they are kept (a removal usually cancels an
+	// insertion and keeps nothing); chunks are dropped at materialize.
+	scratch []byte
+	chunk   []byte
 }
+
+// lazyChunk is the size of the blocks kept serializations are packed into.
+const lazyChunk = 64 << 10
 
 // materializeAt bounds the pending entries (memory) between flushes.
 const materializeAt = 1 << 20
@@ -36,32 +45,44 @@ func (l *lazyMuHash) pending() int {
 	return len(l.ins) + len(l.rem) + len(l.extraIns) + len(l.extraRem)
 }
 
+// keep copies ser into the current chunk and returns the copy.
+func (l *lazyMuHash) keep(ser []byte) []byte {
+	if cap(l.chunk)-len(l.chunk) < len(ser) {
+		l.chunk = make([]byte, 0, max(lazyChunk, len(ser)))
+	}
+	n := len(l.chunk)
+	l.chunk = append(l.chunk, ser...)
+	return l.chunk[n:len(l.chunk):len(l.chunk)]
+}
+
 // insert records that c entered the set at op.
 func (l *lazyMuHash) insert(op utxo.Outpoint, c utxo.Coin) {
-	ser := utxo.AppendTxOutSer(nil, op, c)
+	l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
+	ser := l.scratch
 	if r, ok := l.rem[op]; ok && bytes.Equal(r, ser) {
 		delete(l.rem, op)
 		return
 	}
 	if _, dup := l.ins[op]; dup {
-		l.extraIns = append(l.extraIns, ser)
+		l.extraIns = append(l.extraIns, l.keep(ser))
 		return
 	}
-	l.ins[op] = ser
+	l.ins[op] = l.keep(ser)
 }
 
 // remove records that c left the set at op.
 func (l *lazyMuHash) remove(op utxo.Outpoint, c utxo.Coin) {
-	ser := utxo.AppendTxOutSer(nil, op, c)
+	l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
+	ser := l.scratch
 	if r, ok := l.ins[op]; ok && bytes.Equal(r, ser) {
 		delete(l.ins, op)
 		return
 	}
 	if _, dup := l.rem[op]; dup {
-		l.extraRem = append(l.extraRem, ser)
+		l.extraRem = append(l.extraRem, l.keep(ser))
 		return
 	}
-	l.rem[op] = ser
+	l.rem[op] = l.keep(ser)
 }
 
 // materialize folds every pending change into m and empties the record.
@@ -100,4 +121,5 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072) {
 	clear(l.ins)
 	clear(l.rem)
 	l.extraIns, l.extraRem = nil, nil
+	l.chunk = nil // earlier chunks are garbage once the maps are clear
 }
