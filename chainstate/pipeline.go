@@ -77,8 +77,10 @@ type streamOut struct {
 // block's outcome in stream order. Invalid blocks are reported through
 // emit, not as ProcessStream's error; emit returning false stops the
 // stream after the blocks already read are resolved. ProcessStream returns
-// next's error, a store failure, or nil. emit and next run with the
-// chainstate locked and must not call its methods.
+// next's error, a store failure, or nil. The chainstate stays locked for
+// the whole stream (readers wait until it ends; it is meant for imports,
+// not for a serving node); emit and next run under that lock and must not
+// call the chainstate's methods.
 func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, tag int64, err error), emit func(Outcome) bool) error {
 	if cfg.Depth == 0 {
 		cfg.Depth = 8
