@@ -283,7 +283,7 @@ func runOne(ctx context.Context, cfg Config, pin pinner, workdir string, arm *Ar
 	cmd.Dir = tmp
 	var stdout limitedBuffer
 	stdout.max = 8 << 20
-	stderr := tailBuffer{max: 16 << 10}
+	stderr := TailBuffer{Max: 16 << 10}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now() // monotonic
 	if err := pin.start(cmd); err != nil {
@@ -308,7 +308,7 @@ func runOne(ctx context.Context, cfg Config, pin pinner, workdir string, arm *Ar
 	if ctx.Err() != nil && cfg.RunTimeout > 0 {
 		r.Error = fmt.Sprintf("killed after --run-timeout %v", cfg.RunTimeout)
 	}
-	r.DatadirB = dirSize(vars["datadir"])
+	r.DatadirB = DirSize(vars["datadir"])
 	if r.ExitCode == 0 && r.Error == "" {
 		d, err := parseDigests(stdout.Bytes())
 		if err != nil {
@@ -327,7 +327,8 @@ func tvSeconds(tv syscall.Timeval) float64 {
 	return float64(tv.Sec) + float64(tv.Usec)/1e6
 }
 
-func dirSize(dir string) int64 {
+// DirSize is the total size of the regular files under dir (0 on errors).
+func DirSize(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -373,11 +374,16 @@ var unavailableRE = regexp.MustCompile(`(?i)(unknown store|not available in this
 
 // unavailable reports whether a run failed because the binary lacks the
 // store (unknown name, or a stub such as rocksdb without the build tag).
-func unavailable(r RunResult) (string, bool) {
-	if r.ExitCode == 0 {
+func unavailable(r RunResult) (string, bool) { return Unavailable(r.ExitCode, r.Stderr) }
+
+// Unavailable reports whether a child that exited with exitCode failed
+// because the store it was asked for is not in its build (or unknown), and
+// the stderr line that says so.
+func Unavailable(exitCode int, stderr string) (string, bool) {
+	if exitCode == 0 {
 		return "", false
 	}
-	for _, line := range strings.Split(r.Stderr, "\n") {
+	for _, line := range strings.Split(stderr, "\n") {
 		if unavailableRE.MatchString(line) {
 			return strings.TrimSpace(line), true
 		}
@@ -417,23 +423,24 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// tailBuffer keeps the last max bytes written.
-type tailBuffer struct {
+// TailBuffer is an io.Writer that keeps the last Max bytes written (a
+// child's stderr, whose end says why it failed).
+type TailBuffer struct {
 	buf []byte
-	max int
+	Max int
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	if len(t.buf) > 2*t.Max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.Max:]...)
 	}
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string {
-	if len(t.buf) > t.max {
-		return string(t.buf[len(t.buf)-t.max:])
+func (t *TailBuffer) String() string {
+	if len(t.buf) > t.Max {
+		return string(t.buf[len(t.buf)-t.Max:])
 	}
 	return string(t.buf)
 }

@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -453,7 +451,7 @@ func runChild(ctx context.Context, cfg Config, argv []string) RunResult {
 	cmd := exec.CommandContext(ctx, r.Argv[0], r.Argv[1:]...)
 	cmd.Dir = tmp
 	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: 16 << 10}
+	stderr := &gate.TailBuffer{Max: 16 << 10}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	r.Load1 = loadAvg()[0]
 	start := time.Now()
@@ -478,7 +476,7 @@ func runChild(ctx context.Context, cfg Config, argv []string) RunResult {
 	if ctx.Err() != nil && cfg.RunTimeout > 0 {
 		r.Error = fmt.Sprintf("killed after %v", cfg.RunTimeout)
 	}
-	r.DatadirB = dirSize(datadir)
+	r.DatadirB = gate.DirSize(datadir)
 	if r.ExitCode == 0 && r.Error == "" {
 		if err := parseOutput(stdout.Bytes(), &r); err != nil {
 			r.Error = err.Error()
@@ -534,21 +532,9 @@ func parseOutput(out []byte, r *RunResult) error {
 	return nil
 }
 
-var unavailableRE = regexp.MustCompile(`(?i)(unknown store|not available in this build|not compiled in)`)
-
 // unavailable reports whether a utxod run failed because the binary lacks
 // the store (e.g. rocksdb without the build tag).
-func unavailable(r RunResult) (string, bool) {
-	if r.ExitCode == 0 {
-		return "", false
-	}
-	for _, line := range strings.Split(r.Stderr, "\n") {
-		if unavailableRE.MatchString(line) {
-			return strings.TrimSpace(line), true
-		}
-	}
-	return "", false
-}
+func unavailable(r RunResult) (string, bool) { return gate.Unavailable(r.ExitCode, r.Stderr) }
 
 func failure(r RunResult) string {
 	msg := fmt.Sprintf("exit %d", r.ExitCode)
@@ -588,38 +574,4 @@ func moduleVersion(bin, path string) string {
 		}
 	}
 	return "unknown"
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
-// tailBuffer keeps the last max bytes written.
-type tailBuffer struct {
-	buf []byte
-	max int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	if len(t.buf) > t.max {
-		return string(t.buf[len(t.buf)-t.max:])
-	}
-	return string(t.buf)
 }
