@@ -259,51 +259,56 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 		if into.ECDSA == nil {
 			into.ECDSA = &KindCost{}
 		}
-		into.ECDSA.Samples = len(ecdsa)
-		for b := 0; b < batches; b++ {
-			n, wall, cpu := 0, time.Duration(0), time.Duration(0)
-			start, cpu0 := time.Now(), threadCPU()
-			for wall < perBatch {
-				for k := 0; k < 64; k++ {
-					s := &ecdsa[n%len(ecdsa)]
-					if !v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) {
-						return nil, fmt.Errorf("valbench: sampled ECDSA signature %d does not verify with %s", n%len(ecdsa), v.Name())
-					}
-					n++
-				}
-				wall = time.Since(start)
+		err := into.ECDSA.time(len(ecdsa), batches, perBatch, func(i int) error {
+			if s := &ecdsa[i]; !v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) {
+				return fmt.Errorf("valbench: sampled ECDSA signature %d does not verify with %s", i, v.Name())
 			}
-			cpu = threadCPU() - cpu0
-			into.ECDSA.WallNs = append(into.ECDSA.WallNs, float64(wall.Nanoseconds())/float64(n))
-			into.ECDSA.CPUNs = append(into.ECDSA.CPUNs, float64(cpu.Nanoseconds())/float64(n))
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		into.ECDSA.finish()
 	}
 	if len(schnorr) > 0 {
 		if into.Schnorr == nil {
 			into.Schnorr = &KindCost{}
 		}
-		into.Schnorr.Samples = len(schnorr)
-		for b := 0; b < batches; b++ {
-			n, wall, cpu := 0, time.Duration(0), time.Duration(0)
-			start, cpu0 := time.Now(), threadCPU()
-			for wall < perBatch {
-				for k := 0; k < 64; k++ {
-					s := &schnorr[n%len(schnorr)]
-					if !v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) {
-						return nil, fmt.Errorf("valbench: sampled Schnorr signature %d does not verify with %s", n%len(schnorr), v.Name())
-					}
-					n++
-				}
-				wall = time.Since(start)
+		err := into.Schnorr.time(len(schnorr), batches, perBatch, func(i int) error {
+			if s := &schnorr[i]; !v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) {
+				return fmt.Errorf("valbench: sampled Schnorr signature %d does not verify with %s", i, v.Name())
 			}
-			cpu = threadCPU() - cpu0
-			into.Schnorr.WallNs = append(into.Schnorr.WallNs, float64(wall.Nanoseconds())/float64(n))
-			into.Schnorr.CPUNs = append(into.Schnorr.CPUNs, float64(cpu.Nanoseconds())/float64(n))
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		into.Schnorr.finish()
 	}
 	return into, nil
+}
+
+// time runs batches of at least perBatch each, cycling verify over the
+// samples, and records wall and thread-CPU ns per verification (the
+// calling goroutine is locked to its OS thread).
+func (k *KindCost) time(samples, batches int, perBatch time.Duration, verify func(i int) error) error {
+	k.Samples = samples
+	for b := 0; b < batches; b++ {
+		n, wall := 0, time.Duration(0)
+		start, cpu0 := time.Now(), threadCPU()
+		for wall < perBatch {
+			for range 64 {
+				if err := verify(n % samples); err != nil {
+					return err
+				}
+				n++
+			}
+			wall = time.Since(start)
+		}
+		cpu := threadCPU() - cpu0
+		k.WallNs = append(k.WallNs, float64(wall.Nanoseconds())/float64(n))
+		k.CPUNs = append(k.CPUNs, float64(cpu.Nanoseconds())/float64(n))
+	}
+	k.finish()
+	return nil
 }
 
 func (k *KindCost) finish() {
