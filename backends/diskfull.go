@@ -55,15 +55,14 @@ type SpaceReporter interface {
 
 // CheckSpace is the pre-flush check (Bitcoin Core's CheckDiskSpace before
 // FlushStateToDisk): it returns an error wrapping ErrDiskFull when the
-// filesystem holding kv has less than need bytes plus the margin
-// (diskspace.MinFreeBytes: 50 MiB, UTXOD_MIN_FREE_MB) available. It passes
+// filesystem holding kv has less than need bytes plus margin (Core's is
+// 50 MiB, diskspace.DefaultMinFreeBytes; utxod's --min-free-mb) available. It passes
 // when kv is not a SpaceReporter, when free space cannot be read (the store
 // still fails the write with ENOSPC if the disk is really full) and when
 // the margin is 0. need is what the caller is about to write; stores write
 // a batch at least twice (log and table), so callers pass a multiple of the
 // batch size.
-func CheckSpace(kv KV, need uint64) error {
-	margin := diskspace.MinFreeBytes()
+func CheckSpace(kv KV, need, margin uint64) error {
 	sr, ok := kv.(SpaceReporter)
 	if !ok || margin == 0 {
 		return nil
@@ -75,7 +74,7 @@ func CheckSpace(kv KV, need uint64) error {
 	if avail >= need+margin {
 		return nil
 	}
-	return fmt.Errorf("%w: %s available on the data directory's filesystem, a flush needs %s (%s to write plus a %s margin; %s=0 turns the check off)",
+	return fmt.Errorf("%w: %s available on the data directory's filesystem, a flush needs %s (%s to write plus a %s margin; --min-free-mb 0 or %s=0 turns the check off)",
 		ErrDiskFull, FormatBytes(avail), FormatBytes(need+margin), FormatBytes(need), FormatBytes(margin), diskspace.EnvMinFreeMB)
 }
 

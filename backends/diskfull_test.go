@@ -50,21 +50,18 @@ type spaceKV struct {
 func (s spaceKV) AvailableBytes() (uint64, error) { return s.avail, s.err }
 
 func TestCheckSpace(t *testing.T) {
-	if v, ok := os.LookupEnv(diskspace.EnvMinFreeMB); ok {
-		t.Skipf("%s=%s in the environment", diskspace.EnvMinFreeMB, v)
-	}
 	margin := uint64(diskspace.DefaultMinFreeBytes)
-	if err := backends.CheckSpace(spaceKV{avail: margin + 1000}, 1000); err != nil {
+	if err := backends.CheckSpace(spaceKV{avail: margin + 1000}, 1000, margin); err != nil {
 		t.Fatalf("exactly enough space refused: %v", err)
 	}
-	err := backends.CheckSpace(spaceKV{avail: margin + 999}, 1000)
+	err := backends.CheckSpace(spaceKV{avail: margin + 999}, 1000, margin)
 	if !errors.Is(err, backends.ErrDiskFull) || !strings.Contains(err.Error(), "margin") {
 		t.Fatalf("too little space: %v", err)
 	}
-	if err := backends.CheckSpace(spaceKV{err: diskspace.ErrUnsupported}, 1<<40); err != nil {
+	if err := backends.CheckSpace(spaceKV{err: diskspace.ErrUnsupported}, 1<<40, margin); err != nil {
 		t.Fatalf("unknown free space refused: %v", err)
 	}
-	if err := backends.CheckSpace(struct{ backends.KV }{}, 1<<40); err != nil {
+	if err := backends.CheckSpace(struct{ backends.KV }{}, 1<<40, margin); err != nil {
 		t.Fatalf("a store without SpaceReporter refused: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"utxod/backends"
+	"utxod/internal/diskspace"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -136,6 +137,7 @@ type KVStore struct {
 	rmu     sync.Mutex
 	kv      backends.KV
 	budget  int64
+	minFree uint64 // pre-flush free-space margin (SetMinFree)
 	cache   map[wire.Hash]cacheEntry
 	arena   arena
 	scratch [2][]byte
@@ -161,8 +163,13 @@ func NewKVStore(kv backends.KV, budget int64) *KVStore {
 		budget = 450 << 20
 	}
 	return &KVStore{kv: kv, budget: budget, cache: make(map[wire.Hash]cacheEntry), arena: newArena(),
-		undo: make(map[wire.Hash][]byte), blocks: make(map[wire.Hash][]byte)}
+		undo: make(map[wire.Hash][]byte), blocks: make(map[wire.Hash][]byte), minFree: diskspace.DefaultMinFreeBytes}
 }
+
+// SetMinFree sets the free space every flush leaves on the store's
+// filesystem beyond what it writes (default 50 MiB, Core's; 0 turns the
+// pre-flush check off). Call it before use.
+func (s *KVStore) SetMinFree(bytes uint64) { s.minFree = bytes }
 
 func (s *KVStore) keyFor(prefix byte, h wire.Hash) []byte {
 	s.key[0] = prefix
@@ -563,7 +570,7 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 	}
 	// Core's CheckDiskSpace before FlushStateToDisk: refuse a flush the disk
 	// cannot take (stores write a batch at least twice: log and table).
-	err := backends.CheckSpace(s.kv, 2*uint64(b.Size()))
+	err := backends.CheckSpace(s.kv, 2*uint64(b.Size()), s.minFree)
 	if err == nil {
 		err = s.kv.Write(b, backends.Sync)
 	}

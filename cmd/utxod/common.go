@@ -13,6 +13,7 @@ import (
 	"utxod/backends"
 	_ "utxod/backends/all"
 	"utxod/chainstate"
+	"utxod/internal/diskspace"
 	"utxod/merkle"
 	"utxod/params"
 	"utxod/script"
@@ -28,6 +29,7 @@ type commonFlags struct {
 	logLevel     string
 	logFormat    string
 	cacheMB      int
+	minFreeMB    int
 	scriptEngine string
 }
 
@@ -54,6 +56,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.merkleKernel, "merkle-kernel", envOr("UTXOD_MERKLE_KERNEL", "generic"), "SHA-256d merkle kernel: generic (default: the whole-process gate did not promote the SIMD kernels, docs/benchmarks/gate/merkle-generic-vs-auto), auto (fastest the CPU has), avx2, shani or avx512")
 	fs.StringVar(&c.scriptEngine, "script-engine", envOr("UTXOD_SCRIPT_ENGINE", "utxod"), "script engine: utxod (own interpreter on libsecp256k1; promoted by the gate in docs/benchmarks/gate/script-engine-txscript-vs-utxod) or txscript (btcd's, the control arm)")
 	fs.IntVar(&c.cacheMB, "cache-mb", envInt("UTXOD_CACHE_MB", 450), "coins cache budget in MiB (flushed to the store when exceeded)")
+	fs.IntVar(&c.minFreeMB, "min-free-mb", envInt(diskspace.EnvMinFreeMB, diskspace.DefaultMinFreeBytes>>20), "free space (MiB) every flush must leave on the datadir's filesystem beyond what it writes, as Core's CheckDiskSpace; 0 turns the pre-flush check off")
 	fs.StringVar(&c.logLevel, "log-level", envOr("UTXOD_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	fs.StringVar(&c.logFormat, "log-format", envOr("UTXOD_LOG_FORMAT", "text"), "log format: text or json")
 }
@@ -117,7 +120,9 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		if err != nil {
 			return nil, nil, err
 		}
-		store = chainstate.NewKVStore(kv, int64(c.cacheMB)<<20)
+		kvs := chainstate.NewKVStore(kv, int64(c.cacheMB)<<20)
+		kvs.SetMinFree(uint64(max(c.minFreeMB, 0)) << 20)
+		store = kvs
 		closeKV = kv.Close
 	}
 	cfg := chainstate.Config{Params: p, Validator: v, Store: store, Log: log}

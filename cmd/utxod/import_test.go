@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -157,5 +158,17 @@ func TestImportRejectsBadBlock(t *testing.T) {
 			!strings.Contains(msg, fmt.Sprintf("offset %d]", off)) {
 			t.Fatalf("--pipeline %s: exit %d: %s", pipeline, code, msg)
 		}
+	}
+}
+
+// TestImportMinFreeFlag: --min-free-mb larger than any disk refuses the
+// flush before writing, with the disk-full error, and exit status 1.
+func TestImportMinFreeFlag(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"--network", "main", "--datadir", filepath.Join(t.TempDir(), "d"), "--backend", "bbolt",
+		"--log-level", "error", "--stop-height", "10", "--min-free-mb", strconv.Itoa(1 << 30), sample}
+	code := cmdImport(args, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "ENOSPC") || !strings.Contains(errb.String(), "margin") {
+		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 }

@@ -6,9 +6,6 @@ package diskspace
 
 import (
 	"errors"
-	"os"
-	"strconv"
-	"sync"
 )
 
 // ErrUnsupported is returned by Available on platforms without statfs; callers
@@ -19,23 +16,10 @@ var ErrUnsupported = errors.New("diskspace: free space not available on this pla
 // filesystem: Core's nMinDiskSpace (50 MiB).
 const DefaultMinFreeBytes = 50 << 20
 
-// EnvMinFreeMB overrides DefaultMinFreeBytes: a whole number of MiB, 0 turns
-// the pre-flush check off (writes then fail only when the disk is really
-// full, with ENOSPC from the store).
+// EnvMinFreeMB is the environment variable behind utxod's --min-free-mb
+// (MiB; 0 turns the pre-flush check off: writes then fail only when the
+// disk is really full, with ENOSPC from the store).
 const EnvMinFreeMB = "UTXOD_MIN_FREE_MB"
-
-var minFree = sync.OnceValue(func() uint64 {
-	if v, ok := os.LookupEnv(EnvMinFreeMB); ok {
-		if n, err := strconv.ParseUint(v, 10, 32); err == nil {
-			return n << 20
-		}
-	}
-	return DefaultMinFreeBytes
-})
-
-// MinFreeBytes is the margin in force: UTXOD_MIN_FREE_MB MiB when that is set
-// to a whole number, else DefaultMinFreeBytes. It is read once per process.
-func MinFreeBytes() uint64 { return minFree() }
 
 // Available returns the bytes an unprivileged writer can still allocate on
 // the filesystem holding path (statfs f_bavail × f_bsize), or an error

@@ -2,7 +2,6 @@ package diskspace
 
 import (
 	"errors"
-	"os"
 	"testing"
 )
 
@@ -19,14 +18,5 @@ func TestAvailable(t *testing.T) {
 	}
 	if _, err := Available("/does/not/exist"); err == nil {
 		t.Fatal("statfs of a missing path succeeded")
-	}
-}
-
-func TestMinFreeBytesDefault(t *testing.T) {
-	if v, ok := os.LookupEnv(EnvMinFreeMB); ok {
-		t.Skipf("%s=%s in the environment", EnvMinFreeMB, v)
-	}
-	if got := MinFreeBytes(); got != DefaultMinFreeBytes {
-		t.Fatalf("MinFreeBytes() = %d, want %d", got, DefaultMinFreeBytes)
 	}
 }
