@@ -57,32 +57,29 @@ func (l *lazyMuHash) keep(ser []byte) []byte {
 
 // insert records that c entered the set at op.
 func (l *lazyMuHash) insert(op utxo.Outpoint, c utxo.Coin) {
-	l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
-	ser := l.scratch
-	if r, ok := l.rem[op]; ok && bytes.Equal(r, ser) {
-		delete(l.rem, op)
-		return
-	}
-	if _, dup := l.ins[op]; dup {
-		l.extraIns = append(l.extraIns, l.keep(ser))
-		return
-	}
-	l.ins[op] = l.keep(ser)
+	l.record(op, c, l.ins, l.rem, &l.extraIns)
 }
 
 // remove records that c left the set at op.
 func (l *lazyMuHash) remove(op utxo.Outpoint, c utxo.Coin) {
+	l.record(op, c, l.rem, l.ins, &l.extraRem)
+}
+
+// record adds c's serialization at op to pending (or to extra when op is
+// already pending there), unless it cancels an identical entry pending in
+// opposite.
+func (l *lazyMuHash) record(op utxo.Outpoint, c utxo.Coin, pending, opposite map[utxo.Outpoint][]byte, extra *[][]byte) {
 	l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
 	ser := l.scratch
-	if r, ok := l.ins[op]; ok && bytes.Equal(r, ser) {
-		delete(l.ins, op)
+	if r, ok := opposite[op]; ok && bytes.Equal(r, ser) {
+		delete(opposite, op)
 		return
 	}
-	if _, dup := l.rem[op]; dup {
-		l.extraRem = append(l.extraRem, l.keep(ser))
+	if _, dup := pending[op]; dup {
+		*extra = append(*extra, l.keep(ser))
 		return
 	}
-	l.rem[op] = l.keep(ser)
+	pending[op] = l.keep(ser)
 }
 
 // materialize folds every pending change into m and empties the record.

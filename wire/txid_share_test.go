@@ -19,19 +19,7 @@ import (
 // The corpus is a chaingen file (regtest framing); the benchmark is skipped
 // without one.
 func BenchmarkCorpusTxIDs(b *testing.B) {
-	path := os.Getenv("UTXOD_TXID_CORPUS")
-	if path == "" {
-		b.Skip("set UTXOD_TXID_CORPUS to a chaingen corpus (regtest framing)")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raws, err := ReadAllBlocks(f, [4]byte{0xfa, 0xbf, 0xb5, 0xda})
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	raws := corpusBlocks(b)
 	// Collect what parseTx hashes: the raw bytes of every transaction and,
 	// for segwit ones, the three ranges of the stripped serialization.
 	type job struct {
@@ -100,19 +88,7 @@ func BenchmarkCorpusTxIDs(b *testing.B) {
 // BenchmarkCorpusParse parses every block of the same corpus (txid and
 // wtxid hashing included), for comparison with BenchmarkCorpusTxIDs.
 func BenchmarkCorpusParse(b *testing.B) {
-	path := os.Getenv("UTXOD_TXID_CORPUS")
-	if path == "" {
-		b.Skip("set UTXOD_TXID_CORPUS to a chaingen corpus (regtest framing)")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raws, err := ReadAllBlocks(f, [4]byte{0xfa, 0xbf, 0xb5, 0xda})
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	raws := corpusBlocks(b)
 	var blk Block
 	b.ReportAllocs()
 	for b.Loop() {
@@ -122,4 +98,23 @@ func BenchmarkCorpusParse(b *testing.B) {
 			}
 		}
 	}
+}
+
+// corpusBlocks reads the blocks of the chaingen corpus named by
+// UTXOD_TXID_CORPUS (regtest framing), skipping the benchmark without one.
+func corpusBlocks(b *testing.B) [][]byte {
+	path := os.Getenv("UTXOD_TXID_CORPUS")
+	if path == "" {
+		b.Skip("set UTXOD_TXID_CORPUS to a chaingen corpus (regtest framing)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	raws, err := ReadAllBlocks(f, [4]byte{0xfa, 0xbf, 0xb5, 0xda})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raws
 }
