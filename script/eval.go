@@ -60,15 +60,9 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				if flags&CheckLockTimeVerify == 0 {
 					break
 				}
-				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
-				}
-				n, e := decodeNum(m.top(-1), minimal, 5)
+				n, e := m.lockTimeOperand(minimal)
 				if e != "" {
 					return e
-				}
-				if n < 0 {
-					return "NEGATIVE_LOCKTIME"
 				}
 				if !m.checkLockTime(n) {
 					return "UNSATISFIED_LOCKTIME"
@@ -77,15 +71,9 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				if flags&CheckSequenceVerify == 0 {
 					break
 				}
-				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
-				}
-				n, e := decodeNum(m.top(-1), minimal, 5)
+				n, e := m.lockTimeOperand(minimal)
 				if e != "" {
 					return e
-				}
-				if n < 0 {
-					return "NEGATIVE_LOCKTIME"
 				}
 				if n&seqDisableFlag != 0 {
 					break
@@ -666,4 +654,22 @@ func (m *vm) checkMultisig(scriptCode []byte, sv sigVersion, opCount *int) (bool
 	}
 	m.pop()
 	return success, ""
+}
+
+// lockTimeOperand is the operand of OP_CHECKLOCKTIMEVERIFY and
+// OP_CHECKSEQUENCEVERIFY: the top stack item as a CScriptNum of up to 5
+// bytes (interpreter.cpp reads 5 so that 2^39-1 locktimes fit), never
+// negative. It is left on the stack.
+func (m *vm) lockTimeOperand(minimal bool) (int64, string) {
+	if len(m.stack) < 1 {
+		return 0, "INVALID_STACK_OPERATION"
+	}
+	n, e := decodeNum(m.top(-1), minimal, 5)
+	if e != "" {
+		return 0, e
+	}
+	if n < 0 {
+		return 0, "NEGATIVE_LOCKTIME"
+	}
+	return n, ""
 }
