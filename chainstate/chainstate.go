@@ -491,7 +491,7 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 	}
 	cs.stats = next
 	if check != nil {
-		cs.deferConnect(node, b, check) // StatusConnected once its scripts pass
+		cs.deferConnect(node, check) // StatusConnected once its scripts pass
 	} else {
 		cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
 	}

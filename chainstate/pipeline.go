@@ -55,9 +55,8 @@ type Outcome struct {
 // pendingBlock is a connected block whose scripts are still running.
 type pendingBlock struct {
 	node  *validate.BlockNode
-	check *validate.ScriptCheck
-	block *wire.Block // kept alive for the check
-	out   int         // index into pipeline.outs, -1 for a reconnected orphan
+	check *validate.ScriptCheck // holds the block's transactions until it is done
+	out   int                   // index into pipeline.outs, -1 for a reconnected orphan
 }
 
 type pipeline struct {
@@ -93,13 +92,12 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 	}
 	defer func() { cs.pl = nil }()
 	stopped := false
-	deliver := func() bool {
+	deliver := func() {
 		for _, so := range pl.ready() {
 			if !stopped && !emit(so) {
 				stopped = true
 			}
 		}
-		return !stopped
 	}
 	for !stopped {
 		if cfg.StopHeight >= 0 && cs.chain.Tip().Height >= cfg.StopHeight {
@@ -201,13 +199,13 @@ func (pl *pipeline) ready() []Outcome {
 func (cs *Chainstate) pipelining() bool { return cs.pl != nil }
 
 // deferConnect records a connected block whose scripts are running.
-func (cs *Chainstate) deferConnect(node *validate.BlockNode, b *wire.Block, check *validate.ScriptCheck) {
+func (cs *Chainstate) deferConnect(node *validate.BlockNode, check *validate.ScriptCheck) {
 	out := -1
 	if cs.streamSeq >= 0 && cs.streamHash == node.Hash {
 		out = cs.streamSeq
 		cs.pl.outs[out-cs.pl.base].waiting = true
 	}
-	cs.pl.pending = append(cs.pl.pending, pendingBlock{node: node, check: check, block: b, out: out})
+	cs.pl.pending = append(cs.pl.pending, pendingBlock{node: node, check: check, out: out})
 }
 
 // drain waits for every pending block.
