@@ -143,9 +143,6 @@ func (c *ScriptCheck) Cancel() {
 	}
 }
 
-// Inputs is the number of inputs the check verifies.
-func (c *ScriptCheck) Inputs() int { return len(c.tasks) }
-
 // Wait verifies the inputs no worker has claimed yet, waits for the rest
 // and returns the first failing input's error in block order (a
 // *RuleError with Core's reason), or nil.

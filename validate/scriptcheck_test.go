@@ -87,8 +87,8 @@ func TestScriptCheckCancelAndPipeline(t *testing.T) {
 	if err := a.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if n := calls.Load(); n != 12 || a.Inputs() != 12 {
-		t.Fatalf("%d verifications for %d inputs", n, a.Inputs())
+	if n := calls.Load(); n != 12 {
+		t.Fatalf("%d verifications for 3×4 inputs", n)
 	}
 	empty := v.startScripts(nil, 0)
 	select {
