@@ -127,8 +127,9 @@ func (a *arena) get(e cacheEntry) []byte {
 }
 
 // KVStore is the persistent Store over a backends.KV: a write-back cache of
-// per-transaction v5 records with a byte budget, and pending undo, block
-// and index writes, all flushed in one synced batch with the tip.
+// per-transaction v5 records with a byte budget; undo records and blocks
+// written early (early.go); coins, index entries and deletions flushed in
+// one synced batch with the tip.
 type KVStore struct {
 	// rmu serialises Coin: Chainstate.Coin runs under the chainstate's
 	// read lock, so several HTTP lookups can reach it at once, and a miss
@@ -141,10 +142,14 @@ type KVStore struct {
 	cache   map[wire.Hash]cacheEntry
 	arena   arena
 	scratch [2][]byte
-	undo    map[wire.Hash][]byte // pending; nil value = delete
-	blocks  map[wire.Hash][]byte // pending; nil value = delete
-	tip     wire.Hash
-	stats   []byte
+	// undo and blocks: data not yet durable (nil = delete at the next
+	// flush); puts are written early by w and forgotten once written.
+	undo   map[wire.Hash]pendingData
+	blocks map[wire.Hash]pendingData
+	held   int64 // bytes of the puts in undo and blocks
+	w      *earlyWriter
+	tip    wire.Hash
+	stats  []byte
 	// tipDirty: the tip moved since the last flush (statistics to write).
 	tipDirty bool
 	genesis  []byte
@@ -163,13 +168,64 @@ func NewKVStore(kv backends.KV, budget int64) *KVStore {
 		budget = 450 << 20
 	}
 	return &KVStore{kv: kv, budget: budget, cache: make(map[wire.Hash]cacheEntry), arena: newArena(),
-		undo: make(map[wire.Hash][]byte), blocks: make(map[wire.Hash][]byte), minFree: diskspace.DefaultMinFreeBytes}
+		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData),
+		w: newEarlyWriter(kv, diskspace.DefaultMinFreeBytes), minFree: diskspace.DefaultMinFreeBytes}
+}
+
+// pendingMap returns the pending map of undo records or of raw blocks.
+func (s *KVStore) pendingMap(block bool) map[wire.Hash]pendingData {
+	if block {
+		return s.blocks
+	}
+	return s.undo
+}
+
+// setPending records a put (b non-nil), written early, or a deletion,
+// written by the next flush.
+func (s *KVStore) setPending(block bool, h wire.Hash, b []byte) {
+	m := s.pendingMap(block)
+	s.held -= int64(len(m[h].b))
+	if b == nil {
+		m[h] = pendingData{}
+		return
+	}
+	prefix := byte(prefixUndo)
+	if block {
+		prefix = prefixBlock
+	}
+	m[h] = pendingData{b: b, gen: s.w.add(earlyKey{block: block, h: h}, s.keyFor(prefix, h), b)}
+	s.held += int64(len(b))
+	if s.w.full() {
+		s.w.handoff()
+	}
+	s.forgetWritten()
+}
+
+// forgetWritten drops the puts the early writer has made durable (reads of
+// them go to the store from now on).
+func (s *KVStore) forgetWritten() {
+	s.w.collect(func(gen uint64, keys []earlyKey) {
+		for _, k := range keys {
+			m := s.pendingMap(k.block)
+			if p, ok := m[k.h]; ok && p.b != nil && p.gen == gen {
+				s.held -= int64(len(p.b))
+				delete(m, k.h)
+			}
+		}
+	})
+}
+
+// pendingGet returns a pending value: found reports whether h is pending,
+// and a nil value a pending deletion.
+func (s *KVStore) pendingGet(block bool, h wire.Hash) (b []byte, found bool) {
+	p, ok := s.pendingMap(block)[h]
+	return p.b, ok
 }
 
 // SetMinFree sets the free space every flush leaves on the store's
 // filesystem beyond what it writes (default 50 MiB, Core's; 0 turns the
 // pre-flush check off). Call it before use.
-func (s *KVStore) SetMinFree(bytes uint64) { s.minFree = bytes }
+func (s *KVStore) SetMinFree(bytes uint64) { s.minFree, s.w.minFree = bytes, bytes }
 
 func (s *KVStore) keyFor(prefix byte, h wire.Hash) []byte {
 	s.key[0] = prefix
@@ -356,7 +412,7 @@ func (s *KVStore) Connect(node *validate.BlockNode, d *utxo.Delta) error {
 	if err := s.add(d.Created); err != nil {
 		return err
 	}
-	s.undo[node.Hash] = encodeUndo(nil, d)
+	s.setPending(false, node.Hash, encodeUndo(nil, d))
 	s.maybeCompact()
 	s.tip, s.tipDirty = node.Hash, true
 	return nil
@@ -364,7 +420,7 @@ func (s *KVStore) Connect(node *validate.BlockNode, d *utxo.Delta) error {
 
 // Undo implements Store.
 func (s *KVStore) Undo(node *validate.BlockNode) (*utxo.Delta, error) {
-	b, ok := s.undo[node.Hash]
+	b, ok := s.pendingGet(false, node.Hash)
 	if !ok {
 		v, err := s.kv.Get(s.keyFor(prefixUndo, node.Hash))
 		if errors.Is(err, backends.ErrNotFound) {
@@ -392,18 +448,24 @@ func (s *KVStore) Disconnect(node *validate.BlockNode, d *utxo.Delta) error {
 	if err := s.add(d.Spent); err != nil {
 		return err
 	}
-	s.undo[node.Hash] = nil
+	s.setPending(false, node.Hash, nil)
 	s.maybeCompact()
 	s.tip, s.tipDirty = node.Parent.Hash, true
 	return nil
 }
 
 // PutBlock implements Store.
-func (s *KVStore) PutBlock(h wire.Hash, raw []byte) error { s.blocks[h] = raw; return nil }
+func (s *KVStore) PutBlock(h wire.Hash, raw []byte) error {
+	if s.closed {
+		return backends.ErrClosed
+	}
+	s.setPending(true, h, raw)
+	return nil
+}
 
 // Block implements Store.
 func (s *KVStore) Block(h wire.Hash) ([]byte, error) {
-	if b, ok := s.blocks[h]; ok {
+	if b, ok := s.pendingGet(true, h); ok {
 		if b == nil {
 			return nil, ErrNoBlock
 		}
@@ -417,7 +479,7 @@ func (s *KVStore) Block(h wire.Hash) ([]byte, error) {
 }
 
 // DeleteBlock implements Store.
-func (s *KVStore) DeleteBlock(h wire.Hash) error { s.blocks[h] = nil; return nil }
+func (s *KVStore) DeleteBlock(h wire.Hash) error { s.setPending(true, h, nil); return nil }
 
 // SetGenesis implements Store.
 func (s *KVStore) SetGenesis(h wire.Hash, stats *Stats) error {
@@ -503,6 +565,11 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 		index = append(s.unflushed, index...)
 		s.unflushed = nil
 	}
+	// Undo records and blocks first (they must be durable before the tip
+	// that references them); what the early writer could not write (it
+	// stopped at a failure) is still pending and goes into this batch.
+	s.w.drain()
+	s.forgetWritten()
 	// A fresh batch per flush: a large flush's buffer is not kept alive.
 	b := backends.NewBatch()
 	size, ops := 0, 0
@@ -513,11 +580,11 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 		}
 	}
 	for _, u := range s.undo {
-		size += 33 + len(u)
+		size += 33 + len(u.b)
 		ops++
 	}
 	for _, raw := range s.blocks {
-		size += 33 + len(raw)
+		size += 33 + len(raw.b)
 		ops++
 	}
 	size += len(index) * (33 + wire.HeaderSize + 40)
@@ -541,17 +608,17 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 		}
 	}
 	for h, u := range s.undo {
-		if u == nil {
+		if u.b == nil {
 			b.Delete(hashKey(prefixUndo, h))
 		} else {
-			b.Put(hashKey(prefixUndo, h), u)
+			b.Put(hashKey(prefixUndo, h), u.b)
 		}
 	}
 	for h, raw := range s.blocks {
-		if raw == nil {
+		if raw.b == nil {
 			b.Delete(hashKey(prefixBlock, h))
 		} else {
-			b.Put(hashKey(prefixBlock, h), raw)
+			b.Put(hashKey(prefixBlock, h), raw.b)
 		}
 	}
 	for _, n := range index {
@@ -580,6 +647,8 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 	}
 	clear(s.undo)
 	clear(s.blocks)
+	s.held = 0
+	s.w.reset()
 	s.genesis, s.stats, s.tipDirty = nil, nil, false
 	if s.CacheBytes() > s.budget {
 		s.cache = make(map[wire.Hash]cacheEntry) // clear would keep the table's memory
@@ -600,7 +669,9 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 }
 
 // NeedsFlush implements Store.
-func (s *KVStore) NeedsFlush() bool { return s.CacheBytes() > s.budget }
+// Undo records and blocks the early writer could not write count against
+// the same budget (normally they are durable within a few batches).
+func (s *KVStore) NeedsFlush() bool { return s.CacheBytes() > s.budget || s.held > s.budget }
 
 // CacheBytes implements Store: map slots plus the arena's consumed bytes
 // (replaced records included until a compaction).
@@ -624,6 +695,7 @@ func (s *KVStore) Snapshot(index []*validate.BlockNode, stats *Stats) (Scanner, 
 // at the last flushed tip); callers flush first for a clean shutdown.
 func (s *KVStore) Close() error {
 	s.closed = true
+	s.w.close()
 	s.cache = make(map[wire.Hash]cacheEntry)
 	s.arena = newArena()
 	return nil

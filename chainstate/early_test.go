@@ -1,0 +1,124 @@
+package chainstate
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"utxod/backends"
+)
+
+// failKV fails every Write with a disk-full error while failing is set.
+type failKV struct {
+	backends.KV
+	failing atomic.Bool
+}
+
+func (f *failKV) Write(b *backends.Batch, m backends.SyncMode) error {
+	if f.failing.Load() {
+		return fmt.Errorf("test: %w", backends.ErrDiskFull)
+	}
+	return f.KV.Write(b, m)
+}
+
+// TestKVStoreEarlyWrites: undo records and blocks reach the store before
+// any flush, and only a few batches of them are held in memory; while the
+// store refuses writes they stay pending, the flush fails and keeps them,
+// and once the store accepts writes again a flush writes them: after a
+// reopen every block disconnects through its undo record back to the state
+// a memory replay had at that height.
+func TestKVStoreEarlyWrites(t *testing.T) {
+	defer func(n int) { earlyBatchBytes = n }(earlyBatchBytes)
+	earlyBatchBytes = 8 << 10
+	blocks := mainnetBlocks(t)[:1601]
+	mem := newMainnet(t, NewMemStore())
+	var at1000 string
+	for h, raw := range blocks {
+		if _, err := mem.ProcessBlock(raw); err != nil {
+			t.Fatal(err)
+		}
+		if h == 1000 {
+			at1000 = infoJSON(t, mem)
+		}
+	}
+	for _, name := range storeNames {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), name)
+			fk := &failKV{KV: openKV(t, name, dir)}
+			cs := newMainnetKV(t, fk, 1<<30) // no flush for the coins' sake
+			st := cs.store.(*KVStore)
+			const bound = 4 * (8<<10 + 4<<10) // filling, two queued, one writing; each may overshoot by a block
+			for h, raw := range blocks[:1201] {
+				if _, err := cs.ProcessBlock(raw); err != nil {
+					t.Fatalf("height %d: %v", h, err)
+				}
+				if st.held > bound {
+					t.Fatalf("height %d: %d bytes of undo and blocks held, want ≤ %d", h, st.held, bound)
+				}
+			}
+			st.w.drain()
+			if _, err := fk.KV.Get(hashKey(prefixUndo, cs.AtHeight(500).Hash)); err != nil {
+				t.Fatalf("undo record of block 500 not in the store before any flush: %v", err)
+			}
+			if _, err := fk.KV.Get(hashKey(prefixBlock, cs.AtHeight(1100).Hash)); err != nil {
+				t.Fatalf("block 1100 not in the store before any flush: %v", err)
+			}
+
+			fk.failing.Store(true)
+			for h, raw := range blocks[1201:1501] {
+				if _, err := cs.ProcessBlock(raw); err != nil {
+					t.Fatalf("height %d: %v", 1201+h, err)
+				}
+			}
+			if err := cs.Flush(); !errors.Is(err, backends.ErrDiskFull) {
+				t.Fatalf("flush on a failing store: %v, want ErrDiskFull", err)
+			}
+			if st.held <= bound {
+				t.Fatalf("%d bytes held after failed writes, want the failed stretch kept (> %d)", st.held, bound)
+			}
+			// Reads still see the pending data.
+			if _, err := st.Undo(cs.AtHeight(1300)); err != nil {
+				t.Fatalf("undo of block 1300 while pending: %v", err)
+			}
+			fk.failing.Store(false)
+			for h, raw := range blocks[1501:] {
+				if _, err := cs.ProcessBlock(raw); err != nil {
+					t.Fatalf("height %d: %v", 1501+h, err)
+				}
+			}
+			if err := cs.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if st.held != 0 {
+				t.Fatalf("%d bytes held after a successful flush", st.held)
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := fk.KV.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			kv := openKV(t, name, dir)
+			defer kv.Close()
+			cs = newMainnetKV(t, kv, 1<<30)
+			if got, want := infoJSON(t, cs), infoJSON(t, mem); got != want {
+				t.Fatalf("reopened:\n%s\nwant\n%s", got, want)
+			}
+			if _, err := cs.store.Block(cs.AtHeight(1400).Hash); err != nil {
+				t.Fatalf("block 1400 (written by the recovering flush): %v", err)
+			}
+			cs.mu.Lock()
+			err := cs.disconnectTo(cs.chain.At(1000))
+			cs.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := infoJSON(t, cs); got != at1000 {
+				t.Fatalf("disconnected to 1000:\n%s\nwant\n%s", got, at1000)
+			}
+		})
+	}
+}
