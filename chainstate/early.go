@@ -59,6 +59,7 @@ type earlyWriter struct {
 	curKeys  []earlyKey
 	inflight []earlyFlight // handed off, oldest first
 	queue    chan earlyFlight
+	free     chan *backends.Batch // written batches, reset, for reuse
 	pending  sync.WaitGroup // batches handed off and not yet processed
 	exited   chan struct{}
 	started  bool
@@ -97,8 +98,12 @@ func (w *earlyWriter) add(k earlyKey, key, value []byte) uint64 {
 		return unwritten
 	}
 	if w.cur == nil {
-		w.cur = backends.NewBatch()
-		w.cur.Grow(earlyBatchBytes+len(key)+len(value), 64)
+		select {
+		case w.cur = <-w.free:
+		default:
+			w.cur = backends.NewBatch()
+			w.cur.Grow(earlyBatchBytes+len(key)+len(value), 64)
+		}
 	}
 	w.cur.Put(key, value)
 	w.curKeys = append(w.curKeys, k)
@@ -117,6 +122,7 @@ func (w *earlyWriter) handoff() {
 	if !w.started {
 		w.started = true
 		w.queue = make(chan earlyFlight, 2)
+		w.free = make(chan *backends.Batch, 4)
 		w.exited = make(chan struct{})
 		go w.loop()
 	}
@@ -143,6 +149,11 @@ func (w *earlyWriter) loop() {
 			} else {
 				w.written.Store(f.gen)
 			}
+		}
+		f.batch.Reset() // the stores copy a batch during Write
+		select {
+		case w.free <- f.batch:
+		default:
 		}
 		w.pending.Done()
 	}
