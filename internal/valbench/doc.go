@@ -20,7 +20,10 @@
 // single-verify cost measured in the same run (a timed loop over signatures
 // sampled from the corpus, on one thread, before and after the rounds),
 // divided by runtime.NumCPU(). Each store's utxod wall time is reported
-// against it.
+// against it. When every counted verification succeeded it also measures
+// the work around the signatures — the same in-process import with every
+// check answered true — and the wall time of a perfect schedule of that
+// work plus the signatures' single-thread CPU on every core.
 //
 // internal/valbench/cmd/valbench is the command line; `make bench-validation`
 // builds the binaries and runs it.

@@ -104,6 +104,19 @@ func RenderMarkdown(res *Result) string {
 		fmt.Fprintf(&b, ". Floor = signatures × wall cost ÷ %d cores = **%.2f s**; signature CPU = signatures × thread-CPU cost = %.2f s. ",
 			f.Cores, f.Seconds, f.CPUSeconds)
 		b.WriteString("`wall / sig floor` is each arm's median wall over the floor, `CPU / sig CPU` its median CPU over the signature CPU (less sensitive to other jobs on the machine).\n")
+		if sf := res.SigFree; sf != nil && sf.BoundS > 0 {
+			fmt.Fprintf(&b, "\n**Without signatures.** The counting import again, %d times, with every signature check answered true (all of the corpus' verifications succeed, so nothing else changes; memory store, MuHash off — a lower bound for any store): %.2f s wall, %.2f CPU-s (median), **%.1f µs of CPU per input** around the signatures. ",
+				len(sf.Runs), sf.WallMedianS, sf.CPUMedianS, sf.CPUPerInputUs)
+			fmt.Fprintf(&b, "A perfect schedule of the signatures' single-thread CPU and that work on %d cores: (%.2f + %.2f) s ÷ %d = **%.2f s**, %s the floor",
+				f.Cores, f.CPUSeconds, sf.CPUMedianS, f.Cores, sf.BoundS, times(sf.BoundS/f.Seconds))
+			for _, ar := range res.Arms {
+				if ar.Kind == KindBtcd && ar.WallMedianS > 0 {
+					fmt.Fprintf(&b, "; btcd's median wall is %s that bound and its CPU %s the CPU the bound needs",
+						times(ar.WallMedianS/sf.BoundS), times(ar.CPUMedianS/(f.CPUSeconds+sf.CPUMedianS)))
+				}
+			}
+			b.WriteString(".\n")
+		}
 	}
 	if len(res.Problems) > 0 {
 		b.WriteString("\n**Problems (the figures are not valid):**\n\n")

@@ -68,8 +68,11 @@ type Config struct {
 	RunTimeout time.Duration
 	// RepoDir is where `git rev-parse HEAD` runs (default ".").
 	RepoDir string
-	// Floor enables the signature count and the verify-cost timing.
-	Floor bool
+	// Floor enables the signature count, the verify-cost timing and, when
+	// every counted verification succeeded, SigFreeRuns signature-free
+	// imports (default 3).
+	Floor       bool
+	SigFreeRuns int
 	// Samples is the number of corpus signatures of each kind kept for the
 	// timing loop; VerifyBatches timed batches of at least VerifyBatch run
 	// before and again after the rounds.
@@ -157,6 +160,7 @@ type Result struct {
 	Count       *CountResult           `json:"signature_count,omitempty"`
 	VerifyCost  *VerifyCost            `json:"verify_cost,omitempty"`
 	Floor       *Floor                 `json:"floor,omitempty"`
+	SigFree     *SigFree               `json:"signature_free,omitempty"`
 	Arms        []ArmResult            `json:"arms"`
 	Problems    []string               `json:"problems"`
 	OK          bool                   `json:"ok"`
@@ -281,6 +285,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		log.Info("valbench: counted", "ecdsa", cnt.Count.ECDSA, "schnorr", cnt.Count.Schnorr, "taptweak", cnt.Count.TapTweak,
 			"seconds", fmt.Sprintf("%.1f", cnt.Seconds))
+		if cnt.Count.ECDSAFailed == 0 && cnt.Count.SchnorrFailed == 0 && cnt.Count.TapTweakFail == 0 {
+			if cfg.SigFreeRuns < 1 {
+				cfg.SigFreeRuns = 3
+			}
+			log.Info("valbench: signature-free imports (in-process)", "runs", cfg.SigFreeRuns)
+			if res.SigFree, err = MeasureSigFree(ctx, cfg.Corpus, cfg.Network, cfg.SigFreeRuns, cnt.Height, cnt.Tip); err != nil {
+				return nil, err
+			}
+		}
 		runtime.GC()
 		if res.VerifyCost, err = MeasureVerifyCost(verifier, samplesE, samplesS, cfg.VerifyBatches, cfg.VerifyBatch, nil); err != nil {
 			return nil, err
@@ -339,6 +352,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		f := ComputeFloor(res.Count.Count, res.VerifyCost, runtime.NumCPU())
 		res.Floor = &f
+		if res.SigFree != nil && f.Cores > 0 {
+			res.SigFree.BoundS = (f.CPUSeconds + res.SigFree.CPUMedianS) / float64(f.Cores)
+		}
 	}
 	res.Problems = append(res.Problems, checkRuns(res)...)
 	summarise(res)

@@ -176,24 +176,46 @@ type CountResult struct {
 // and up to samples successful signatures of each kind. MuHash is off: it
 // does not change what is verified.
 func CountSignatures(ctx context.Context, corpus, network string, samples int) (*CountResult, error) {
+	cv := NewCountingVerifier(script.DefaultSigVerifier(), samples)
+	im, err := importCorpus(ctx, corpus, network, cv)
+	if err != nil {
+		return nil, fmt.Errorf("valbench: count: %w", err)
+	}
+	res := &CountResult{Blocks: im.Blocks, Inputs: im.Inputs, Height: im.Height, Tip: im.Tip, Seconds: im.WallS}
+	res.Count = cv.Count()
+	res.ECDSA, res.Schnorr = cv.Samples()
+	return res, nil
+}
+
+// importRun is one in-process import of a corpus.
+type importRun struct {
+	Blocks, Inputs int64
+	Height         int32
+	Tip            wire.Hash
+	WallS, CPUS    float64 // CPUS: the whole process's user+system time
+}
+
+// importCorpus imports the corpus into a fresh in-memory chainstate (MuHash
+// off) with an engine on verifier v and a fresh default-size signature
+// cache, as CountSignatures describes.
+func importCorpus(ctx context.Context, corpus, network string, v script.SigVerifier) (*importRun, error) {
 	p, err := params.ByName(network)
 	if err != nil {
 		return nil, err
 	}
-	cv := NewCountingVerifier(script.DefaultSigVerifier(), samples)
-	eng := script.NewEngine(script.WithSigVerifier(cv), script.WithSigCacheEntries(script.DefaultSigCacheEntries))
+	eng := script.NewEngine(script.WithSigVerifier(v), script.WithSigCacheEntries(script.DefaultSigCacheEntries))
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, eng, nil),
 		Store: chainstate.NewMemStore(), DisableMuHash: true, MaxOrphanBytes: 2048 << 20})
 	if err != nil {
-		return nil, fmt.Errorf("valbench: count: %w", err)
+		return nil, err
 	}
 	f, err := os.Open(corpus)
 	if err != nil {
-		return nil, fmt.Errorf("valbench: count: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	start := time.Now()
-	res := &CountResult{}
+	start, cpu0 := time.Now(), processCPU()
+	res := &importRun{}
 	r := wire.NewBlockFileReader(f, p.Magic)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -204,22 +226,79 @@ func CountSignatures(ctx context.Context, corpus, network string, samples int) (
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("valbench: count: %s: %w", corpus, err)
+			return nil, fmt.Errorf("%s: %w", corpus, err)
 		}
 		br, err := cs.ProcessBlock(raw)
 		if err != nil {
-			return nil, fmt.Errorf("valbench: count: block %s rejected: %s: %w",
+			return nil, fmt.Errorf("block %s rejected: %s: %w",
 				wire.DoubleSHA256(raw[:wire.HeaderSize]), validate.Reason(err), err)
 		}
 		res.Blocks++
 		res.Inputs += int64(br.Inputs)
 	}
-	res.Seconds = time.Since(start).Seconds()
+	res.WallS, res.CPUS = time.Since(start).Seconds(), (processCPU() - cpu0).Seconds()
 	tip := cs.Tip()
 	res.Height, res.Tip = tip.Height, tip.Hash
-	res.Count = cv.Count()
-	res.ECDSA, res.Schnorr = cv.Samples()
 	return res, nil
+}
+
+// acceptVerifier answers every signature and tweak check with true. It
+// exists only to measure an import without signature verification (on a
+// corpus whose signatures all verify, so nothing else changes); nothing
+// outside this package can construct it.
+type acceptVerifier struct{}
+
+func (acceptVerifier) Name() string                                    { return "accept-all" }
+func (acceptVerifier) VerifyECDSA([]byte, []byte, [32]byte) bool       { return true }
+func (acceptVerifier) VerifySchnorr([32]byte, [64]byte, [32]byte) bool { return true }
+func (acceptVerifier) CheckTapTweak(_, _, _ [32]byte, _ bool) bool     { return true }
+
+// SigFree is the work around the signatures: the in-process import of
+// CountSignatures with every check answered true, on a corpus whose
+// verifications all succeed (otherwise it is not measured). It runs on the
+// memory store, so it is a lower bound for any store's cost.
+type SigFree struct {
+	Runs        []SigFreeRun `json:"runs"`
+	Inputs      int64        `json:"inputs"`
+	WallMedianS float64      `json:"wall_median_s"`
+	CPUMedianS  float64      `json:"cpu_median_s"`
+	// CPUPerInputUs is CPUMedianS per non-coinbase input, in µs.
+	CPUPerInputUs float64 `json:"cpu_per_input_us"`
+	// BoundS = (Floor.CPUSeconds + CPUMedianS) / Floor.Cores: the wall
+	// time of a perfect schedule of the signatures' single-thread CPU and
+	// this work on every core (0 until the floor is known).
+	BoundS float64 `json:"bound_s"`
+}
+
+// SigFreeRun is one signature-free import.
+type SigFreeRun struct {
+	WallS float64 `json:"wall_s"`
+	CPUS  float64 `json:"cpu_s"`
+}
+
+// MeasureSigFree runs the signature-free import runs times and checks each
+// reaches height and tip.
+func MeasureSigFree(ctx context.Context, corpus, network string, runs int, height int32, tip wire.Hash) (*SigFree, error) {
+	sf := &SigFree{}
+	var walls, cpus []float64
+	for range runs {
+		runtime.GC()
+		im, err := importCorpus(ctx, corpus, network, acceptVerifier{})
+		if err != nil {
+			return nil, fmt.Errorf("valbench: signature-free import: %w", err)
+		}
+		if im.Height != height || im.Tip != tip {
+			return nil, fmt.Errorf("valbench: signature-free import ended at %s height %d, want %s height %d", im.Tip, im.Height, tip, height)
+		}
+		sf.Inputs = im.Inputs
+		sf.Runs = append(sf.Runs, SigFreeRun{WallS: im.WallS, CPUS: im.CPUS})
+		walls, cpus = append(walls, im.WallS), append(cpus, im.CPUS)
+	}
+	sf.WallMedianS, sf.CPUMedianS = median(walls), median(cpus)
+	if sf.Inputs > 0 {
+		sf.CPUPerInputUs = sf.CPUMedianS / float64(sf.Inputs) * 1e6
+	}
+	return sf, nil
 }
 
 // KindCost is the measured single-verify cost of one signature kind.

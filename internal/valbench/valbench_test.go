@@ -182,8 +182,12 @@ func TestRunSideBySide(t *testing.T) {
 	if res.Floor.Cores != runtime.NumCPU() || res.Floor.Seconds <= 0 || res.Floor.CPUSeconds < 0 {
 		t.Fatalf("floor %+v", res.Floor)
 	}
+	if sf := res.SigFree; sf == nil || len(sf.Runs) != 3 || sf.Inputs != sum.Inputs || sf.CPUMedianS <= 0 || sf.WallMedianS <= 0 ||
+		sf.BoundS != (res.Floor.CPUSeconds+sf.CPUMedianS)/float64(res.Floor.Cores) {
+		t.Fatalf("signature-free: %+v", res.SigFree)
+	}
 	md := RenderMarkdown(res)
-	for _, s := range []string{"| btcd ", "| utxod pebble | 2 |", "| utxod rocksdb | 1 | unavailable", "**Signature floor.**",
+	for _, s := range []string{"**Without signatures.**", "| btcd ", "| utxod pebble | 2 |", "| utxod rocksdb | 1 | unavailable", "**Signature floor.**",
 		"Floor = signatures × wall cost ÷", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
 		if !strings.Contains(md, s) {
 			t.Fatalf("markdown lacks %q:\n%s", s, md)
