@@ -63,7 +63,7 @@ type earlyWriter struct {
 	inflight []earlyFlight // handed off, oldest first
 	queue    chan earlyFlight
 	free     chan *backends.Batch // written batches, reset, for reuse
-	pending  sync.WaitGroup // batches handed off and not yet processed
+	pending  sync.WaitGroup       // batches handed off and not yet processed
 	exited   chan struct{}
 	started  bool
 
