@@ -136,27 +136,9 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 		}
 	}
 
-	// Script checks start as each transaction's inputs are resolved, as
-	// Core's ConnectBlock adds them to its CCheckQueueControl inside the
-	// loop; a rule the loop fails drops them (abort), and the verdict
-	// order is unchanged: every non-script rule of the block first.
-	inputs := 0
-	for i := 1; i < len(b.Txs); i++ {
-		inputs += len(b.Txs[i].Inputs)
-	}
-	check := v.beginScripts(len(b.Txs)-1, inputs, flags)
-	sealed := false
-	defer func() {
-		if !sealed {
-			check.abort()
-		}
-	}()
-	var own prevoutArena
-	if ownPrevouts {
-		own.chunk = min(max(inputs*72, 256), 1<<20)
-	}
 	var fees int64
 	var sigopCost int64
+	jobs := make([]scriptJob, 0, len(b.Txs))
 	for i := range b.Txs {
 		tx := &b.Txs[i]
 		coinbase := i == 0
@@ -213,10 +195,7 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 			return nil, nil, ruleErr("bad-blk-sigops", "too many sigops")
 		}
 		if !coinbase {
-			if ownPrevouts {
-				own.copy(prevouts)
-			}
-			check.add(scriptJob{tx: tx, prevouts: prevouts})
+			jobs = append(jobs, scriptJob{tx: tx, prevouts: prevouts})
 			for j := range tx.Inputs {
 				in := &tx.Inputs[j]
 				ov.spend(utxo.Outpoint{Hash: in.PrevHash, Index: in.PrevIndex}, coins[j])
@@ -250,9 +229,10 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	if cbOut > reward {
 		return nil, nil, ruleErr("bad-cb-amount", "coinbase pays too much (actual=%d vs limit=%d)", cbOut, reward)
 	}
-	check.seal()
-	sealed = true
-	return ov.finish(), check, nil
+	if ownPrevouts {
+		ownScripts(jobs)
+	}
+	return ov.finish(), v.startScripts(jobs, flags), nil
 }
 
 // finish fills in spent coins' creation facts and drops coins created and
@@ -294,21 +274,22 @@ func sequenceLocksOK(tx *wire.Tx, coins []utxo.Coin, prev *BlockNode) bool {
 	return minHeight < int64(height) && minTime < prev.MedianTimePast()
 }
 
-// prevoutArena copies the prevout scripts of a deferred check's
-// transactions, which live outside the block (in the coin view's memory,
-// which changes as later blocks connect), into chunks the check owns.
-type prevoutArena struct {
-	cur   []byte
-	chunk int // size of a new chunk
-}
-
-func (a *prevoutArena) copy(prevouts []wire.TxOut) {
-	for i := range prevouts {
-		s := prevouts[i].Script
-		if cap(a.cur)-len(a.cur) < len(s) {
-			a.cur = make([]byte, 0, max(a.chunk, len(s)))
+// ownScripts copies the prevout scripts of jobs that live outside the
+// block (in the coin view's memory, which changes as later blocks connect)
+// into one buffer owned by the check.
+func ownScripts(jobs []scriptJob) {
+	n := 0
+	for _, j := range jobs {
+		for _, p := range j.prevouts {
+			n += len(p.Script)
 		}
-		a.cur = append(a.cur, s...)
-		prevouts[i].Script = a.cur[len(a.cur)-len(s) : len(a.cur) : len(a.cur)]
+	}
+	buf := make([]byte, 0, n)
+	for _, j := range jobs {
+		for i := range j.prevouts {
+			s := j.prevouts[i].Script
+			buf = append(buf, s...)
+			j.prevouts[i].Script = buf[len(buf)-len(s) : len(buf) : len(buf)]
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"utxod/script"
 	"utxod/wire"
@@ -100,42 +99,4 @@ func TestScriptCheckCancelAndPipeline(t *testing.T) {
 	if err := empty.Wait(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestScriptCheckIncremental: a background worker verifies the
-// transactions added so far before the check is sealed (Core's
-// CCheckQueueControl::Add inside ConnectBlock's loop); abort releases the
-// workers and their pool slot, and Wait reports ErrCheckCancelled.
-func TestScriptCheckIncremental(t *testing.T) {
-	var calls atomic.Int64
-	v := &Validator{Engine: failEngine{calls: &calls}, Workers: 2}
-	jobs := checkJobs(3, 4)
-	within := func(what string, ok func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10 s", what)
-			}
-		}
-	}
-	c := v.beginScripts(3, 12, 0)
-	c.add(jobs[0])
-	within("first transaction verified before the seal", func() bool { return calls.Load() == 4 })
-	c.add(jobs[1])
-	c.add(jobs[2])
-	c.seal()
-	if err := c.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if n := calls.Load(); n != 12 {
-		t.Fatalf("%d verifications for 3×4 inputs", n)
-	}
-
-	a := v.beginScripts(3, 12, 0)
-	a.add(jobs[0])
-	a.abort()
-	if err := a.Wait(); !errors.Is(err, ErrCheckCancelled) {
-		t.Fatalf("aborted check: %v", err)
-	}
-	within("pool slot released after abort", func() bool { return len(v.slots()) == 0 })
 }
