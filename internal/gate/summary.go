@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// median of xs (the mean of the middle two for an even count); 0 if empty.
-func median(xs []float64) float64 {
+// Median of xs (the mean of the middle two for an even count); 0 if empty.
+// xs is not modified.
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -43,9 +44,9 @@ func summarise(sr *StoreResult) {
 		}
 		sr.Medians[arm] = ArmSummary{
 			Runs:        len(wall),
-			WallMedianS: median(wall), WallMinS: slices.Min(wall), WallMaxS: slices.Max(wall),
-			CPUMedianS: median(cpu), CPUMinS: slices.Min(cpu), CPUMaxS: slices.Max(cpu),
-			RSSMedianKiB: median(rss), RSSMinKiB: rssMin, RSSMaxKiB: rssMax,
+			WallMedianS: Median(wall), WallMinS: slices.Min(wall), WallMaxS: slices.Max(wall),
+			CPUMedianS: Median(cpu), CPUMinS: slices.Min(cpu), CPUMaxS: slices.Max(cpu),
+			RSSMedianKiB: Median(rss), RSSMinKiB: rssMin, RSSMaxKiB: rssMax,
 		}
 	}
 	ctl, cand := sr.Medians[Control], sr.Medians[Candidate]

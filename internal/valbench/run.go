@@ -414,9 +414,9 @@ func summarise(res *Result) {
 		if len(wall) == 0 || ar.Status != ArmMeasured {
 			continue
 		}
-		ar.WallMedianS, ar.WallMinS, ar.WallMaxS = median(wall), slices.Min(wall), slices.Max(wall)
-		ar.CPUMedianS, ar.CPUMinS, ar.CPUMaxS = median(cpu), slices.Min(cpu), slices.Max(cpu)
-		ar.RSSMedianMiB = median(rss)
+		ar.WallMedianS, ar.WallMinS, ar.WallMaxS = gate.Median(wall), slices.Min(wall), slices.Max(wall)
+		ar.CPUMedianS, ar.CPUMinS, ar.CPUMaxS = gate.Median(cpu), slices.Min(cpu), slices.Max(cpu)
+		ar.RSSMedianMiB = gate.Median(rss)
 		if ar.Kind == KindBtcd {
 			btcd = ar
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"utxod/chainstate"
+	"utxod/internal/gate"
 	"utxod/params"
 	"utxod/script"
 	"utxod/validate"
@@ -294,7 +295,7 @@ func MeasureSigFree(ctx context.Context, corpus, network string, runs int, heigh
 		sf.Runs = append(sf.Runs, SigFreeRun{WallS: im.WallS, CPUS: im.CPUS})
 		walls, cpus = append(walls, im.WallS), append(cpus, im.CPUS)
 	}
-	sf.WallMedianS, sf.CPUMedianS = median(walls), median(cpus)
+	sf.WallMedianS, sf.CPUMedianS = gate.Median(walls), gate.Median(cpus)
 	if sf.Inputs > 0 {
 		sf.CPUPerInputUs = sf.CPUMedianS / float64(sf.Inputs) * 1e6
 	}
@@ -391,9 +392,9 @@ func (k *KindCost) time(samples, batches int, perBatch time.Duration, verify fun
 }
 
 func (k *KindCost) finish() {
-	k.WallMedianNs = median(k.WallNs)
+	k.WallMedianNs = gate.Median(k.WallNs)
 	k.WallMinNs = slices.Min(k.WallNs)
-	k.CPUMedianNs = median(k.CPUNs)
+	k.CPUMedianNs = gate.Median(k.CPUNs)
 }
 
 // Floor is the signature floor of a corpus.
@@ -423,18 +424,4 @@ func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
 		f.Seconds /= float64(cores)
 	}
 	return f
-}
-
-// median of xs (mean of the middle two for an even count); 0 if empty.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

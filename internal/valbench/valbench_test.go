@@ -225,7 +225,7 @@ func TestFloorAndHelpers(t *testing.T) {
 	if math.Abs(f.Seconds-(1000*40e-6+500*20e-6)/2) > 1e-12 || math.Abs(f.CPUSeconds-(1000*30e-6+500*10e-6)) > 1e-12 {
 		t.Fatalf("floor %+v", f)
 	}
-	if median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 3, 2}) != 2.5 || median(nil) != 0 {
+	if gate.Median([]float64{3, 1, 2}) != 2 || gate.Median([]float64{4, 1, 3, 2}) != 2.5 || gate.Median(nil) != 0 {
 		t.Fatal("median")
 	}
 	if thousands(1234567) != "1,234,567" || thousands(12) != "12" || thousands(-1000) != "-1,000" {
