@@ -14,15 +14,11 @@ import (
 
 // generated builds a deterministic regtest chain with reorg branches.
 func generated(t testing.TB, profile string, blocks, reorgs int) [][]byte {
-	g, err := chaingen.New(chaingen.Config{Profile: profile, Seed: 42, Blocks: blocks, Reorgs: reorgs, MaxTxs: 40})
+	data, _, err := chaingen.Generate(chaingen.Config{Profile: profile, Seed: 42, Blocks: blocks, Reorgs: reorgs, MaxTxs: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if _, err := g.Run(&buf); err != nil {
-		t.Fatal(err)
-	}
-	raws, err := wire.ReadAllBlocks(&buf, params.RegTest().Magic)
+	raws, err := wire.ReadAllBlocks(bytes.NewReader(data), params.RegTest().Magic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,18 +14,13 @@ import (
 )
 
 func TestCLI(t *testing.T) {
-	g, err := chaingen.New(chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 5, Blocks: 120, MaxTxs: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	sum, err := g.Run(&buf)
+	data, sum, err := chaingen.Generate(chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 5, Blocks: 120, MaxTxs: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.dat")
-	if err := os.WriteFile(good, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(good, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The default datadir is a temporary directory removed at exit.
@@ -53,7 +48,7 @@ func TestCLI(t *testing.T) {
 
 	// A transaction byte flipped in the last block: btcd rejects it (bad
 	// merkle root), exit 1 with the block's hash and btcd's error.
-	blocks, err := wire.ReadAllBlocks(bytes.NewReader(buf.Bytes()), params.RegTest().Magic)
+	blocks, err := wire.ReadAllBlocks(bytes.NewReader(data), params.RegTest().Magic)
 	if err != nil {
 		t.Fatal(err)
 	}

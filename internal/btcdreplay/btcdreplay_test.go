@@ -34,14 +34,7 @@ var (
 func corpus(t *testing.T) ([]byte, *chaingen.Summary) {
 	t.Helper()
 	corpusOnce.Do(func() {
-		g, err := chaingen.New(chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 7, TargetInputs: 2000})
-		if err != nil {
-			corpusErr = err
-			return
-		}
-		var buf bytes.Buffer
-		corpusSum, corpusErr = g.Run(&buf)
-		corpusData = buf.Bytes()
+		corpusData, corpusSum, corpusErr = chaingen.Generate(chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 7, TargetInputs: 2000})
 	})
 	if corpusErr != nil {
 		t.Fatal(corpusErr)

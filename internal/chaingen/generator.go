@@ -2,6 +2,7 @@ package chaingen
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -255,6 +256,21 @@ func (g *Generator) Run(out io.Writer) (*Summary, error) {
 		s.InputAges[ageBucketName(i)] = st.ages[i]
 	}
 	return s, nil
+}
+
+// Generate runs cfg's generator into memory and returns the block file's
+// bytes (Core framing) and the summary.
+func Generate(cfg Config) ([]byte, *Summary, error) {
+	g, err := New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	sum, err := g.Run(&buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), sum, nil
 }
 
 // reorg runs one event from the current tip (the fork point) and returns

@@ -60,20 +60,15 @@ type Corpus struct {
 // NewCorpus generates cfg's chain into dir/corpus.dat and replays it in
 // memory.
 func NewCorpus(cfg chaingen.Config, dir string) (*Corpus, error) {
-	g, err := chaingen.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	sum, err := g.Run(&buf)
+	data, sum, err := chaingen.Generate(cfg)
 	if err != nil {
 		return nil, err
 	}
 	c := &Corpus{File: filepath.Join(dir, "corpus.dat"), Summary: sum, Pos: map[wire.Hash]int{}, States: map[wire.Hash]string{}}
-	if err := os.WriteFile(c.File, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(c.File, data, 0o644); err != nil {
 		return nil, err
 	}
-	r := wire.NewBlockFileReader(bytes.NewReader(buf.Bytes()), params.RegTest().Magic)
+	r := wire.NewBlockFileReader(bytes.NewReader(data), params.RegTest().Magic)
 	for {
 		raw, _, err := r.Next()
 		if errors.Is(err, io.EOF) {

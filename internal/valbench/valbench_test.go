@@ -101,17 +101,12 @@ func fakeChild(args []string) int {
 
 func smallCorpus(t *testing.T) (string, *chaingen.Summary) {
 	t.Helper()
-	g, err := chaingen.New(chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 3, TargetInputs: 1000, MaxTxs: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	sum, err := g.Run(&buf)
+	data, sum, err := chaingen.Generate(chaingen.Config{Profile: chaingen.ProfileEarly, Seed: 3, TargetInputs: 1000, MaxTxs: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "early.dat")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path, sum
