@@ -51,16 +51,20 @@ func BenchmarkEngineVerifyInput(b *testing.B) {
 	b.Run("P2TR-key/utxod-cached", func(b *testing.B) { benchVerify(b, e, ttx, tprevs, 0, Mandatory) })
 }
 
-// BenchmarkSigVerify: one ECDSA / Schnorr verification per verifier.
-func BenchmarkSigVerify(b *testing.B) {
-	var kb, msg [32]byte
+// benchSig is the fixed key, message and ECDSA signature of the signature
+// benchmarks.
+func benchSig() (kb, msg [32]byte, pub, der []byte) {
 	for i := range kb {
 		kb[i] = byte(i + 1)
 		msg[i] = byte(3 * i)
 	}
 	priv := secp256k1.PrivKeyFromBytes(kb[:])
-	der := ecdsa.Sign(priv, msg[:]).Serialize()
-	pub := priv.PubKey().SerializeCompressed()
+	return kb, msg, priv.PubKey().SerializeCompressed(), ecdsa.Sign(priv, msg[:]).Serialize()
+}
+
+// BenchmarkSigVerify: one ECDSA / Schnorr verification per verifier.
+func BenchmarkSigVerify(b *testing.B) {
+	kb, msg, pub, der := benchSig()
 	bpriv, _ := btcec.PrivKeyFromBytes(kb[:])
 	ss, _ := schnorr.Sign(bpriv, msg[:])
 	sig := [64]byte(ss.Serialize())
