@@ -60,12 +60,11 @@ type earlyWriter struct {
 	cur      *backends.Batch
 	curGen   uint64
 	curKeys  []earlyKey
-	inflight []earlyFlight // handed off, oldest first
-	queue    chan earlyFlight
+	inflight []earlyFlight        // handed off, oldest first
+	queue    chan earlyFlight     // nil until the goroutine starts (first handoff)
 	free     chan *backends.Batch // written batches, reset, for reuse
 	pending  sync.WaitGroup       // batches handed off and not yet processed
 	exited   chan struct{}
-	started  bool
 
 	written atomic.Uint64 // highest generation written successfully
 	mu      sync.Mutex
@@ -122,8 +121,7 @@ func (w *earlyWriter) handoff() {
 	if w.cur.Len() == 0 {
 		return
 	}
-	if !w.started {
-		w.started = true
+	if w.queue == nil {
 		w.queue = make(chan earlyFlight, 1)
 		w.free = make(chan *backends.Batch, 4)
 		w.exited = make(chan struct{})
@@ -193,10 +191,10 @@ func (w *earlyWriter) reset() {
 // early and harmless either way). The current batch is dropped, as a
 // KVStore's Close drops every unflushed change.
 func (w *earlyWriter) close() {
-	if w.started {
+	if w.queue != nil {
 		close(w.queue)
 		<-w.exited
-		w.started = false
+		w.queue = nil
 	}
 	w.cur, w.curKeys, w.inflight = nil, nil, nil
 }

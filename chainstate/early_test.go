@@ -49,7 +49,7 @@ func TestKVStoreEarlyWrites(t *testing.T) {
 			fk := &failKV{KV: openKV(t, name, dir)}
 			cs := newMainnetKV(t, fk, 1<<30) // no flush for the coins' sake
 			st := cs.store.(*KVStore)
-			const bound = 4 * (8<<10 + 4<<10) // filling, two queued, one writing; each may overshoot by a block
+			const bound = 4 * (8<<10 + 4<<10) // filling, one queued, one writing, each overshooting by up to a block's data; one batch of slack
 			for h, raw := range blocks[:1201] {
 				if _, err := cs.ProcessBlock(raw); err != nil {
 					t.Fatalf("height %d: %v", h, err)
