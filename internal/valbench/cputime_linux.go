@@ -8,18 +8,14 @@ import (
 
 // threadCPU is the calling OS thread's user+system CPU time (the caller
 // locks itself to its thread).
-func threadCPU() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func threadCPU() time.Duration { return rusageCPU(unix.RUSAGE_THREAD) }
 
 // processCPU is the whole process's user+system CPU time.
-func processCPU() time.Duration {
+func processCPU() time.Duration { return rusageCPU(unix.RUSAGE_SELF) }
+
+func rusageCPU(who int) time.Duration {
 	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+	if err := unix.Getrusage(who, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
