@@ -3,7 +3,7 @@
 
 FROM golang:1.26-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends librocksdb-dev libsecp256k1-dev \
+ && apt-get install -y --no-install-recommends librocksdb-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -15,7 +15,7 @@ FROM debian:bookworm-slim
 # Runtime libraries of the build's -dev packages, and curl for the
 # healthcheck.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends librocksdb7.8 libsecp256k1-1 curl ca-certificates \
+ && apt-get install -y --no-install-recommends librocksdb7.8 curl ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /data --shell /usr/sbin/nologin utxod \
  && mkdir -p /data && chown utxod:utxod /data

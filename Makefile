@@ -17,6 +17,7 @@ build:
 test: vet
 	$(GO) test -tags '$(TAGS)' -count=1 -timeout 30m ./...
 	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/...
+	$(GO) test -tags '$(TAGS) syssecp256k1' -count=1 ./internal/secp256k1/ ./script/
 	$(MAKE) fuzz-short
 
 # Bounded fuzzing in CI: each target a few seconds beyond its seed corpus

@@ -1,0 +1,4 @@
+//go:build cgo && !purego && !syssecp256k1
+
+// Compiles the bundled libsecp256k1/src/secp256k1.c (see bundled.go).
+#include "libsecp256k1/src/secp256k1.c"
