@@ -15,7 +15,8 @@ import (
 // decred's pure-Go secp256k1 (DecredVerifier). Both take the same inputs and
 // must give the same answers.
 type SigVerifier interface {
-	// Name identifies the implementation ("libsecp256k1", "decred").
+	// Name identifies the implementation ("decred", or "libsecp256k1 …"
+	// with the compiled-in build).
 	Name() string
 	// VerifyECDSA is Core's CPubKey::Verify (src/pubkey.cpp): pubkey is a
 	// serialized public key (33 bytes 02/03, or 65 bytes 04/06/07; any

@@ -12,7 +12,9 @@ type libsecpVerifier struct{}
 // package was built without cgo or with the purego tag.
 func Libsecp256k1Verifier() SigVerifier { return libsecpVerifier{} }
 
-func (libsecpVerifier) Name() string { return "libsecp256k1" }
+// Name is "libsecp256k1" with the compiled-in build, e.g.
+// "libsecp256k1 0.6.1-dev (bundled)".
+func (libsecpVerifier) Name() string { return secp256k1.Library }
 
 func (libsecpVerifier) VerifyECDSA(pubkey, sig []byte, msg [32]byte) bool {
 	if !validPubKeySize(pubkey) {

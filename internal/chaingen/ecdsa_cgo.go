@@ -9,7 +9,7 @@ import (
 )
 
 // signerName names the ECDSA signer compiled in.
-const signerName = "libsecp256k1"
+const signerName = secp256k1.Library
 
 // ecdsaSign returns the DER signature of hash with libsecp256k1: RFC 6979
 // nonces and low S, the same bytes btcec's ecdsa.Sign gives (checked by
