@@ -104,6 +104,16 @@ func RenderMarkdown(res *Result) string {
 		fmt.Fprintf(&b, ". Floor = signatures × wall cost ÷ %d cores = **%.2f s**; signature CPU = signatures × thread-CPU cost = %.2f s. ",
 			f.Cores, f.Seconds, f.CPUSeconds)
 		b.WriteString("`wall / sig floor` is each arm's median wall over the floor, `CPU / sig CPU` its median CPU over the signature CPU (less sensitive to other jobs on the machine).\n")
+		if p := res.Parallel; p != nil && p.Speedup > 0 {
+			fmt.Fprintf(&b, "\n**All cores verifying.** %d threads verifying %s signatures at once (%d timed batches, half before and half after the rounds): %.1f µs of wall per verification together, so the cores verify **%.2f×** as fast as one thread where the floor assumes %d×. At that speed the signatures alone need **%.2f s** of wall (%s the floor);",
+				p.Threads, p.Kind, len(p.WallNs), p.WallMedianNs/1e3, p.Speedup, f.Cores, p.FloorS, times(p.FloorS/f.Seconds))
+			for _, ar := range res.Arms {
+				if ar.Kind == KindUtxod && ar.WallMedianS > 0 {
+					fmt.Fprintf(&b, " %s %s,", ar.Name, times(ar.WallMedianS/p.FloorS))
+				}
+			}
+			b.WriteString(" each arm's median wall over it.\n")
+		}
 		if sf := res.SigFree; sf != nil && sf.BoundS > 0 {
 			fmt.Fprintf(&b, "\n**Without signatures.** The counting import again, %d times, with every signature check answered true (all of the corpus' verifications succeed, so nothing else changes; memory store, MuHash off — a lower bound for any store): %.2f s wall, %.2f CPU-s (median), **%.1f µs of CPU per input** around the signatures. ",
 				len(sf.Runs), sf.WallMedianS, sf.CPUMedianS, sf.CPUPerInputUs)

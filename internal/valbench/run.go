@@ -160,6 +160,7 @@ type Result struct {
 	Count       *CountResult           `json:"signature_count,omitempty"`
 	VerifyCost  *VerifyCost            `json:"verify_cost,omitempty"`
 	Floor       *Floor                 `json:"floor,omitempty"`
+	Parallel    *ParallelCost          `json:"parallel_verify,omitempty"`
 	SigFree     *SigFree               `json:"signature_free,omitempty"`
 	Arms        []ArmResult            `json:"arms"`
 	Problems    []string               `json:"problems"`
@@ -298,6 +299,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if res.VerifyCost, err = MeasureVerifyCost(verifier, samplesE, samplesS, cfg.VerifyBatches, cfg.VerifyBatch, nil); err != nil {
 			return nil, err
 		}
+		if res.Parallel, err = MeasureParallelVerify(verifier, cnt.Count, samplesE, samplesS, runtime.NumCPU(), cfg.VerifyBatches, cfg.VerifyBatch, nil); err != nil {
+			return nil, err
+		}
 	}
 
 	arms := cfg.Arms()
@@ -350,8 +354,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if _, err := MeasureVerifyCost(verifier, samplesE, samplesS, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost); err != nil {
 			return nil, err
 		}
+		if res.Parallel != nil {
+			if _, err := MeasureParallelVerify(verifier, res.Count.Count, samplesE, samplesS, runtime.NumCPU(), cfg.VerifyBatches, cfg.VerifyBatch, res.Parallel); err != nil {
+				return nil, err
+			}
+		}
 		f := ComputeFloor(res.Count.Count, res.VerifyCost, runtime.NumCPU())
 		res.Floor = &f
+		if res.Parallel != nil {
+			res.Parallel.finish(res.VerifyCost, f)
+		}
 		if res.SigFree != nil && f.Cores > 0 {
 			res.SigFree.BoundS = (f.CPUSeconds + res.SigFree.CPUMedianS) / float64(f.Cores)
 		}

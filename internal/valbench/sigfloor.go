@@ -425,3 +425,108 @@ func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
 	}
 	return f
 }
+
+// ParallelCost is the verifier's throughput with every core verifying at
+// once: one locked OS thread per core, each cycling through the sampled
+// signatures of the dominant kind from its own offset. The floor assumes
+// the cores together verify Threads× as fast as one thread; on cores that
+// share execution units (SMT siblings, a contended host) they do not.
+type ParallelCost struct {
+	Kind    string `json:"kind"` // "ECDSA" or "Schnorr": the kind with more verifications
+	Threads int    `json:"threads"`
+	// WallNs is, per timed batch, the batch's wall time divided by the
+	// verifications all threads completed in it.
+	WallNs       []float64 `json:"wall_ns"`
+	WallMedianNs float64   `json:"wall_median_ns"`
+	// Speedup = the kind's single-thread wall median / WallMedianNs.
+	Speedup float64 `json:"speedup"`
+	// FloorS is the floor at the measured speed-up: the signatures'
+	// single-thread wall time ÷ Speedup (Floor.Seconds × Cores / Speedup).
+	FloorS float64 `json:"floor_s"`
+}
+
+// MeasureParallelVerify times batches of at least perBatch with threads
+// goroutines, each locked to its own OS thread, verifying the samples of
+// the kind with more counted verifications, and adds them to into (nil: a
+// new ParallelCost). Every verification must succeed.
+func MeasureParallelVerify(v script.SigVerifier, c SigCount, ecdsa []ECDSASample, schnorr []SchnorrSample, threads, batches int, perBatch time.Duration, into *ParallelCost) (*ParallelCost, error) {
+	kind, n := "ECDSA", len(ecdsa)
+	verify := func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }
+	if c.Schnorr > c.ECDSA && len(schnorr) > 0 || n == 0 {
+		kind, n = "Schnorr", len(schnorr)
+		verify = func(i int) bool { s := &schnorr[i]; return v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) }
+	}
+	if n == 0 || threads < 1 {
+		return into, nil
+	}
+	if into == nil {
+		into = &ParallelCost{Kind: kind, Threads: threads}
+	}
+	for range batches {
+		var stop atomic.Bool
+		var failed atomic.Bool
+		counts := make([]int, threads)
+		var ready, done sync.WaitGroup
+		ready.Add(threads)
+		done.Add(threads)
+		startGun := make(chan struct{})
+		for t := range threads {
+			go func() {
+				defer done.Done()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				ready.Done()
+				<-startGun
+				i, k := t*n/threads, 0
+				for !stop.Load() {
+					for range 16 {
+						if !verify(i % n) {
+							failed.Store(true)
+							return
+						}
+						i++
+						k++
+					}
+				}
+				counts[t] = k
+			}()
+		}
+		ready.Wait()
+		start := time.Now()
+		close(startGun)
+		time.Sleep(perBatch)
+		stop.Store(true)
+		done.Wait()
+		wall := time.Since(start)
+		if failed.Load() {
+			return nil, fmt.Errorf("valbench: a sampled %s signature does not verify with %s", kind, v.Name())
+		}
+		total := 0
+		for _, k := range counts {
+			total += k
+		}
+		if total > 0 {
+			into.WallNs = append(into.WallNs, float64(wall.Nanoseconds())/float64(total))
+		}
+	}
+	if len(into.WallNs) > 0 {
+		into.WallMedianNs = gate.Median(into.WallNs)
+	}
+	return into, nil
+}
+
+// finishParallel sets the speed-up over the single-thread cost and the
+// floor at that speed-up.
+func (p *ParallelCost) finish(v *VerifyCost, f Floor) {
+	single := v.ECDSA
+	if p.Kind == "Schnorr" {
+		single = v.Schnorr
+	}
+	if single == nil || p.WallMedianNs <= 0 {
+		return
+	}
+	p.Speedup = single.WallMedianNs / p.WallMedianNs
+	if p.Speedup > 0 {
+		p.FloorS = f.Seconds * float64(f.Cores) / p.Speedup
+	}
+}

@@ -181,8 +181,12 @@ func TestRunSideBySide(t *testing.T) {
 		sf.BoundS != (res.Floor.CPUSeconds+sf.CPUMedianS)/float64(res.Floor.Cores) {
 		t.Fatalf("signature-free: %+v", res.SigFree)
 	}
+	if p := res.Parallel; p == nil || p.Kind != "ECDSA" || p.Threads != runtime.NumCPU() || len(p.WallNs) != 4 || p.WallMedianNs <= 0 ||
+		p.Speedup != res.VerifyCost.ECDSA.WallMedianNs/p.WallMedianNs || p.FloorS <= 0 {
+		t.Fatalf("parallel verify: %+v", res.Parallel)
+	}
 	md := RenderMarkdown(res)
-	for _, s := range []string{"**Without signatures.**", "| btcd ", "| utxod pebble | 2 |", "| utxod rocksdb | 1 | unavailable", "**Signature floor.**",
+	for _, s := range []string{"**Without signatures.**", "**All cores verifying.**", "| btcd ", "| utxod pebble | 2 |", "| utxod rocksdb | 1 | unavailable", "**Signature floor.**",
 		"Floor = signatures × wall cost ÷", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
 		if !strings.Contains(md, s) {
 			t.Fatalf("markdown lacks %q:\n%s", s, md)
