@@ -105,8 +105,8 @@ func RenderMarkdown(res *Result) string {
 			f.Cores, f.Seconds, f.CPUSeconds)
 		b.WriteString("`wall / sig floor` is each arm's median wall over the floor, `CPU / sig CPU` its median CPU over the signature CPU (less sensitive to other jobs on the machine).\n")
 		if p := res.Parallel; p != nil && p.Speedup > 0 {
-			fmt.Fprintf(&b, "\n**All cores verifying.** %d threads verifying %s signatures at once (%d timed batches, half before and half after the rounds): %.1f µs of wall per verification together, so the cores verify **%.2f×** as fast as one thread where the floor assumes %d×. At that speed the signatures alone need **%.2f s** of wall (%s the floor);",
-				p.Threads, p.Kind, len(p.WallNs), p.WallMedianNs/1e3, p.Speedup, f.Cores, p.FloorS, times(p.FloorS/f.Seconds))
+			fmt.Fprintf(&b, "\n**All cores verifying.** %d threads verifying %s signatures at once, each batch paired with a one-thread batch just before it (%d pairs, half before and half after the rounds): %.1f µs of wall per verification together (median), and the cores verify **%.2f×** as fast as one thread (median of the pairs' ratios, %.2f–%.2f) where the floor assumes %d×. At that speed the signatures alone need **%.2f s** of wall (%s the floor);",
+				p.Threads, p.Kind, len(p.WallNs), p.WallMedianNs/1e3, p.Speedup, slices.Min(p.Speedups), slices.Max(p.Speedups), f.Cores, p.FloorS, times(p.FloorS/f.Seconds))
 			for _, ar := range res.Arms {
 				if ar.Kind == KindUtxod && ar.WallMedianS > 0 {
 					fmt.Fprintf(&b, " %s %s,", ar.Name, times(ar.WallMedianS/p.FloorS))

@@ -362,7 +362,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		f := ComputeFloor(res.Count.Count, res.VerifyCost, runtime.NumCPU())
 		res.Floor = &f
 		if res.Parallel != nil {
-			res.Parallel.finish(res.VerifyCost, f)
+			res.Parallel.finish(f)
 		}
 		if res.SigFree != nil && f.Cores > 0 {
 			res.SigFree.BoundS = (f.CPUSeconds + res.SigFree.CPUMedianS) / float64(f.Cores)

@@ -431,24 +431,30 @@ func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
 // signatures of the dominant kind from its own offset. The floor assumes
 // the cores together verify Threads× as fast as one thread; on cores that
 // share execution units (SMT siblings, a contended host) they do not.
+// Each parallel batch is paired with a single-thread batch timed just
+// before it, so a burst of load on the host moves both sides of a pair.
 type ParallelCost struct {
 	Kind    string `json:"kind"` // "ECDSA" or "Schnorr": the kind with more verifications
 	Threads int    `json:"threads"`
-	// WallNs is, per timed batch, the batch's wall time divided by the
-	// verifications all threads completed in it.
+	// Per pair: SingleNs is one thread's wall ns per verification,
+	// WallNs the parallel batch's wall time divided by the verifications
+	// all threads completed in it, Speedups SingleNs / WallNs.
+	SingleNs     []float64 `json:"single_ns"`
 	WallNs       []float64 `json:"wall_ns"`
+	Speedups     []float64 `json:"speedups"`
 	WallMedianNs float64   `json:"wall_median_ns"`
-	// Speedup = the kind's single-thread wall median / WallMedianNs.
+	// Speedup is the median of Speedups.
 	Speedup float64 `json:"speedup"`
 	// FloorS is the floor at the measured speed-up: the signatures'
 	// single-thread wall time ÷ Speedup (Floor.Seconds × Cores / Speedup).
 	FloorS float64 `json:"floor_s"`
 }
 
-// MeasureParallelVerify times batches of at least perBatch with threads
-// goroutines, each locked to its own OS thread, verifying the samples of
-// the kind with more counted verifications, and adds them to into (nil: a
-// new ParallelCost). Every verification must succeed.
+// MeasureParallelVerify times batches pairs of batches of at least
+// perBatch each — one thread, then threads goroutines each locked to its
+// own OS thread — verifying the samples of the kind with more counted
+// verifications, and adds them to into (nil: a new ParallelCost). Every
+// verification must succeed.
 func MeasureParallelVerify(v script.SigVerifier, c SigCount, ecdsa []ECDSASample, schnorr []SchnorrSample, threads, batches int, perBatch time.Duration, into *ParallelCost) (*ParallelCost, error) {
 	kind, n := "ECDSA", len(ecdsa)
 	verify := func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }
@@ -463,69 +469,77 @@ func MeasureParallelVerify(v script.SigVerifier, c SigCount, ecdsa []ECDSASample
 		into = &ParallelCost{Kind: kind, Threads: threads}
 	}
 	for range batches {
-		var stop atomic.Bool
-		var failed atomic.Bool
-		counts := make([]int, threads)
-		var ready, done sync.WaitGroup
-		ready.Add(threads)
-		done.Add(threads)
-		startGun := make(chan struct{})
-		for t := range threads {
-			go func() {
-				defer done.Done()
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				ready.Done()
-				<-startGun
-				i, k := t*n/threads, 0
-				for !stop.Load() {
-					for range 16 {
-						if !verify(i % n) {
-							failed.Store(true)
-							return
-						}
-						i++
-						k++
-					}
-				}
-				counts[t] = k
-			}()
+		single, err := timeThreads(1, n, perBatch, verify)
+		if err != nil {
+			return nil, fmt.Errorf("valbench: %s with %s: %w", kind, v.Name(), err)
 		}
-		ready.Wait()
-		start := time.Now()
-		close(startGun)
-		time.Sleep(perBatch)
-		stop.Store(true)
-		done.Wait()
-		wall := time.Since(start)
-		if failed.Load() {
-			return nil, fmt.Errorf("valbench: a sampled %s signature does not verify with %s", kind, v.Name())
+		par, err := timeThreads(threads, n, perBatch, verify)
+		if err != nil {
+			return nil, fmt.Errorf("valbench: %s with %s: %w", kind, v.Name(), err)
 		}
-		total := 0
-		for _, k := range counts {
-			total += k
-		}
-		if total > 0 {
-			into.WallNs = append(into.WallNs, float64(wall.Nanoseconds())/float64(total))
-		}
+		into.SingleNs = append(into.SingleNs, single)
+		into.WallNs = append(into.WallNs, par)
+		into.Speedups = append(into.Speedups, single/par)
 	}
-	if len(into.WallNs) > 0 {
-		into.WallMedianNs = gate.Median(into.WallNs)
-	}
+	into.WallMedianNs = gate.Median(into.WallNs)
+	into.Speedup = gate.Median(into.Speedups)
 	return into, nil
 }
 
-// finishParallel sets the speed-up over the single-thread cost and the
-// floor at that speed-up.
-func (p *ParallelCost) finish(v *VerifyCost, f Floor) {
-	single := v.ECDSA
-	if p.Kind == "Schnorr" {
-		single = v.Schnorr
+// timeThreads runs threads goroutines, each locked to its own OS thread,
+// calling verify on the n samples (each from its own offset) for at least
+// perBatch, and returns the wall ns per verification of all of them
+// together.
+func timeThreads(threads, n int, perBatch time.Duration, verify func(i int) bool) (float64, error) {
+	var stop, failed atomic.Bool
+	counts := make([]int, threads)
+	var ready, done sync.WaitGroup
+	ready.Add(threads)
+	done.Add(threads)
+	startGun := make(chan struct{})
+	for t := range threads {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			ready.Done()
+			<-startGun
+			i, k := t*n/threads, 0
+			for !stop.Load() {
+				for range 16 {
+					if !verify(i % n) {
+						failed.Store(true)
+						return
+					}
+					i++
+					k++
+				}
+			}
+			counts[t] = k
+		}()
 	}
-	if single == nil || p.WallMedianNs <= 0 {
-		return
+	ready.Wait()
+	start := time.Now()
+	close(startGun)
+	time.Sleep(perBatch)
+	stop.Store(true)
+	done.Wait()
+	wall := time.Since(start)
+	if failed.Load() {
+		return 0, errors.New("a sampled signature does not verify")
 	}
-	p.Speedup = single.WallMedianNs / p.WallMedianNs
+	total := 0
+	for _, k := range counts {
+		total += k
+	}
+	if total == 0 {
+		return 0, errors.New("no verification completed")
+	}
+	return float64(wall.Nanoseconds()) / float64(total), nil
+}
+
+// finish sets the floor at the measured speed-up.
+func (p *ParallelCost) finish(f Floor) {
 	if p.Speedup > 0 {
 		p.FloorS = f.Seconds * float64(f.Cores) / p.Speedup
 	}

@@ -182,7 +182,8 @@ func TestRunSideBySide(t *testing.T) {
 		t.Fatalf("signature-free: %+v", res.SigFree)
 	}
 	if p := res.Parallel; p == nil || p.Kind != "ECDSA" || p.Threads != runtime.NumCPU() || len(p.WallNs) != 4 || p.WallMedianNs <= 0 ||
-		p.Speedup != res.VerifyCost.ECDSA.WallMedianNs/p.WallMedianNs || p.FloorS <= 0 {
+		len(p.SingleNs) != 4 || len(p.Speedups) != 4 || p.Speedups[0] != p.SingleNs[0]/p.WallNs[0] ||
+		p.Speedup != gate.Median(p.Speedups) || p.FloorS != res.Floor.Seconds*float64(res.Floor.Cores)/p.Speedup {
 		t.Fatalf("parallel verify: %+v", res.Parallel)
 	}
 	md := RenderMarkdown(res)
