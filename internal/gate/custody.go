@@ -136,11 +136,14 @@ type RunResult struct {
 	CPUSysS   float64  `json:"cpu_sys_s"`
 	CPUS      float64  `json:"cpu_s"` // user + sys
 	MaxRSSKiB int64    `json:"max_rss_kib"`
-	ExitCode  int      `json:"exit_code"`
-	DatadirB  int64    `json:"datadir_bytes"` // store footprint at exit
-	Digests   *Digests `json:"digests"`       // nil if the output had none
-	Error     string   `json:"error,omitempty"`
-	Stderr    string   `json:"stderr_tail,omitempty"` // only for failed runs
+	// ParentRSSKiB is the harness's RSS when the child started, after
+	// ResetPeakRSS: no child can report a smaller peak (0: not measured).
+	ParentRSSKiB int64    `json:"parent_rss_kib,omitempty"`
+	ExitCode     int      `json:"exit_code"`
+	DatadirB     int64    `json:"datadir_bytes"` // store footprint at exit
+	Digests      *Digests `json:"digests"`       // nil if the output had none
+	Error        string   `json:"error,omitempty"`
+	Stderr       string   `json:"stderr_tail,omitempty"` // only for failed runs
 }
 
 // ArmSummary aggregates one arm's runs on one store.

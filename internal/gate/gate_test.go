@@ -264,7 +264,7 @@ func TestGateSlowCandidateReverts(t *testing.T) {
 		t.Errorf("run order %v", got)
 	}
 	for _, r := range sr.Runs {
-		if r.WallS <= 0 || r.CPUS <= 0 || r.MaxRSSKiB <= 0 || r.Digests == nil || r.Digests.HashSerialized3 == "" || r.Digests.MuHash == "" {
+		if r.WallS <= 0 || r.CPUS <= 0 || r.MaxRSSKiB <= 0 || r.ParentRSSKiB <= 0 || r.Digests == nil || r.Digests.HashSerialized3 == "" || r.Digests.MuHash == "" {
 			t.Errorf("run not fully measured: %+v", r)
 		}
 	}

@@ -285,6 +285,9 @@ func runOne(ctx context.Context, cfg Config, pin pinner, workdir string, arm *Ar
 	stdout.max = 8 << 20
 	stderr := TailBuffer{Max: 16 << 10}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if kib, err := ResetPeakRSS(); err == nil {
+		r.ParentRSSKiB = kib
+	}
 	start := time.Now() // monotonic
 	if err := pin.start(cmd); err != nil {
 		r.Error = err.Error()

@@ -106,8 +106,12 @@ type RunResult struct {
 	CPUSysS   float64  `json:"cpu_sys_s"`
 	CPUS      float64  `json:"cpu_s"` // user + sys
 	MaxRSSKiB int64    `json:"max_rss_kib"`
-	ExitCode  int      `json:"exit_code"`
-	DatadirB  int64    `json:"datadir_bytes"`
+	// ParentRSSKiB is valbench's RSS when the child started, after
+	// gate.ResetPeakRSS (the in-process imports raise it): no child can
+	// report a smaller peak.
+	ParentRSSKiB int64 `json:"parent_rss_kib,omitempty"`
+	ExitCode     int   `json:"exit_code"`
+	DatadirB     int64 `json:"datadir_bytes"`
 	// From the child's --json output: the tip (btcd "tip", utxod
 	// "bestblock") and height; for utxod also the chainstate digests.
 	Tip     string         `json:"tip,omitempty"`
@@ -482,6 +486,9 @@ func runChild(ctx context.Context, cfg Config, argv []string) RunResult {
 	stderr := &gate.TailBuffer{Max: 16 << 10}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	r.Load1 = loadAvg()[0]
+	if kib, err := gate.ResetPeakRSS(); err == nil {
+		r.ParentRSSKiB = kib
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		r.Error = err.Error()

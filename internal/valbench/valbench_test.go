@@ -153,7 +153,7 @@ func TestRunSideBySide(t *testing.T) {
 			t.Fatalf("%s: %+v", name, ar)
 		}
 		for _, r := range ar.Runs {
-			if r.Tip != sum.Tip.String() || r.Height != int(sum.Height) || r.ExitCode != 0 || r.DatadirB < 0 {
+			if r.Tip != sum.Tip.String() || r.Height != int(sum.Height) || r.ExitCode != 0 || r.DatadirB < 0 || r.ParentRSSKiB <= 0 {
 				t.Fatalf("%s run %+v", name, r)
 			}
 		}
