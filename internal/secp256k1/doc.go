@@ -14,8 +14,8 @@
 //     libsecp256k1-dev, 0.2.0 on bookworm), the arm the bundled copy was
 //     gated against (docs/benchmarks/gate/bundled-libsecp256k1).
 //
-// Without cgo or with the purego tag the package is empty (Available is
-// false) and callers use the pure-Go decred code.
+// Without cgo or with the purego tag the package holds only Library ("")
+// and callers use the pure-Go decred code.
 //
 // All functions are safe for concurrent use: they share one context that
 // is created at init and never modified. Slices and arrays passed in are

@@ -63,9 +63,6 @@ import "C"
 
 import "unsafe"
 
-// Available reports whether libsecp256k1 is compiled in.
-const Available = true
-
 func init() { C.utxod_init() }
 
 func uc(p *byte) *C.uchar { return (*C.uchar)(unsafe.Pointer(p)) }

@@ -450,11 +450,11 @@ type ParallelCost struct {
 	FloorS float64 `json:"floor_s"`
 }
 
-// MeasureParallelVerify times batches pairs of batches of at least
+// MeasureParallelVerify times batches pairs of timed runs of at least
 // perBatch each — one thread, then threads goroutines each locked to its
 // own OS thread — verifying the samples of the kind with more counted
-// verifications, and adds them to into (nil: a new ParallelCost). Every
-// verification must succeed.
+// verifications, and adds the pairs to into (nil: a new ParallelCost).
+// Every verification must succeed.
 func MeasureParallelVerify(v script.SigVerifier, c SigCount, ecdsa []ECDSASample, schnorr []SchnorrSample, threads, batches int, perBatch time.Duration, into *ParallelCost) (*ParallelCost, error) {
 	kind, n := "ECDSA", len(ecdsa)
 	verify := func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }
