@@ -1,15 +1,14 @@
 # utxod with RocksDB compiled in (build tag rocksdb), on Debian bookworm.
 # docker compose up --build   (see docker-compose.yml)
 
+# The build goes the README's way: make build installs librocksdb-dev
+# (scripts/deps.sh, as root with apt-get) and builds with -tags rocksdb.
 FROM golang:1.26-bookworm AS build
-RUN apt-get update \
- && apt-get install -y --no-install-recommends librocksdb-dev \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=1 go build -tags rocksdb -trimpath -o /out/utxod ./cmd/utxod
+RUN GOFLAGS=-trimpath make build BIN=/out && rm -rf /var/lib/apt/lists/*
 
 FROM debian:bookworm-slim
 # Runtime libraries of the build's -dev packages, and curl for the

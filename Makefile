@@ -4,19 +4,34 @@ TAGS    ?= rocksdb
 BIN     ?= bin
 DATADIR ?= ./data
 
-.PHONY: all build test test-short vet fmt generate bench run torture gate clean fuzz-short
+.PHONY: all build test test-short vet fmt generate bench run torture gate clean fuzz-short deps-build deps-test
 
 all: build
 
-build:
+# Debian packages the targets need (scripts/deps.sh probes each one and, as
+# root with apt-get, installs what is missing; otherwise it stops and prints
+# the apt-get command). The build needs librocksdb-dev when TAGS has rocksdb;
+# make test also needs libsecp256k1-dev and pkg-config (the syssecp256k1
+# control arm) and wrk (the load test).
+BUILD_DEBS = $(if $(filter rocksdb,$(TAGS)),librocksdb-dev)
+TEST_DEBS  = $(BUILD_DEBS) libsecp256k1-dev pkg-config wrk
+
+deps-build:
+	@sh scripts/deps.sh $(BUILD_DEBS)
+
+deps-test:
+	@sh scripts/deps.sh $(TEST_DEBS)
+
+build: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
 
-# The README's test command. Runs on a clean clone after .ci/run installs
-# librocksdb-dev; keep it well under 15 minutes on 2 cores.
-test: vet
+# The README's test command, and what CI (.ci/run) runs on a clean clone: it
+# installs what it needs first. Keep it well under 15 minutes on 2 cores.
+test: deps-test vet
 	$(GO) test -tags '$(TAGS)' -count=1 -timeout 30m ./...
 	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/...
+	$(GO) test -count=1 ./backends/rocksdb/ ./cmd/utxod/ -run 'Stub|Help|BadFlags|Missing'
 	$(GO) test -tags '$(TAGS) syssecp256k1' -count=1 ./internal/secp256k1/ ./script/
 	$(MAKE) fuzz-short
 
@@ -27,15 +42,16 @@ test: vet
 # while a worker is busy (go.dev/issue/75804, fixed in Go 1.27). 25000x is
 # 1-5 s per target here. FUZZTIME=2m for longer runs.
 FUZZTIME ?= 25000x
-fuzz-short:
+fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzTxDifferential$$' -fuzztime $(FUZZTIME) ./script/
 	$(GO) test -run '^$$' -fuzz '^FuzzScriptDifferential$$' -fuzztime $(FUZZTIME) ./script/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBlock$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTx$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME) ./utxo/
 
-vet:
+vet: deps-build
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	@$(GO) mod tidy -diff || (echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1)
 	$(GO) vet -tags '$(TAGS)' ./...
 
 fmt:
@@ -44,23 +60,14 @@ fmt:
 generate:
 	$(GO) generate ./...
 
-bench:
+bench: deps-build
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem ./...
 
-# Serves the API on pebble in $(DATADIR) (Ctrl-C stops it gracefully). The
-# curl lines cut mainnet blocks 1 and 2 out of the bundled sample with dd
-# (offsets and sizes from its block-file framing) and POST them.
+# Serves the API on mainnet, pebble, in $(DATADIR) (Ctrl-C stops it
+# gracefully); README's first screen has commands to try against it.
 LISTEN ?= 127.0.0.1:8335
-SAMPLE  = testdata/mainnet/blk_0_to_14131.dat
 run: build
-	@echo 'utxod serve: http://$(LISTEN)  (docs: http://$(LISTEN)/docs)'
-	@echo 'In another shell:'
-	@echo '  TOKEN=$$(cat $(DATADIR)/.cookie)'
-	@echo '  dd if=$(SAMPLE) bs=1 skip=301 count=215 status=none | curl -s -H "Authorization: Bearer $$TOKEN" -H "Content-Type: application/octet-stream" --data-binary @- http://$(LISTEN)/v1/blocks'
-	@echo '  dd if=$(SAMPLE) bs=1 skip=524 count=215 status=none | od -An -v -tx1 | tr -d " \\n" | curl -s -H "Authorization: Bearer $$TOKEN" -H "Content-Type: text/plain" --data-binary @- http://$(LISTEN)/v1/blocks'
-	@echo '  curl -s http://$(LISTEN)/v1/chainstate; curl -s "http://$(LISTEN)/v1/chainstate?hash_type=hash_serialized_3"'
-	@echo '  curl -s http://$(LISTEN)/rest/chaininfo.json'
-	@echo 'Whole sample at once: $(BIN)/utxod import --datadir DIR --json $(SAMPLE) (with the server stopped).'
+	@echo 'utxod serve: http://$(LISTEN)  (docs: http://$(LISTEN)/docs; write token in $(DATADIR)/.cookie)'
 	$(BIN)/utxod serve --network main --backend pebble --datadir $(DATADIR) --listen $(LISTEN)
 
 # A small performance gate (docs/benchmarks/gate/README.md): control
@@ -74,7 +81,7 @@ GATE_BLOCKS   ?= 6000
 GATE_PAIRS    ?= 2
 GATE_COOLDOWN ?= 2s
 GATE_BACKENDS ?= pebble,rocksdb,bbolt
-gate:
+gate: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
 	@mkdir -p $(GATE_OUT)
 	@if [ -x $(BIN)/chaingen ]; then \
@@ -98,7 +105,7 @@ gate:
 TORTURE_KILLS        ?= 200
 TORTURE_LOAD_SECONDS ?= 30
 TORTURE_FUZZTIME     ?=
-torture:
+torture: deps-test
 	UTXOD_TORTURE_KILLS=$(TORTURE_KILLS) UTXOD_TORTURE_LOAD_SECONDS=$(TORTURE_LOAD_SECONDS) \
 		$(GO) test -tags '$(TAGS)' -count=1 -timeout 12h -v -run 'TestCrash|TestFullDisk|TestLoad|TestAccess' ./internal/torture
 	@if [ -n "$(TORTURE_FUZZTIME)" ]; then \
@@ -133,7 +140,7 @@ VALBENCH_STORES ?= pebble,rocksdb,bbolt
 VALBENCH_OUT    ?= $(BIN)/valbench-out
 VALBENCH_FLAGS  ?=
 .PHONY: bench-validation
-bench-validation:
+bench-validation: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
 	$(GO) build -o $(BIN)/btcdreplay ./cmd/btcdreplay

@@ -136,3 +136,24 @@ func TestOpenFailureKeepsDirUnclaimed(t *testing.T) {
 		t.Fatalf("unknown: %v", err)
 	}
 }
+
+func TestAvailable(t *testing.T) {
+	// Unique per run: the registry outlives a test under -count=N.
+	ok := fmt.Sprintf("test-avail-%d", rand.Uint64())
+	gone := fmt.Sprintf("test-gone-%d", rand.Uint64())
+	Register(ok, func(string, Options) (KV, error) { return nil, errors.New("unused") })
+	reason := fmt.Errorf("%w: build with -tags x", ErrUnavailable)
+	RegisterUnavailable(gone, reason)
+	if err := Available(ok); err != nil {
+		t.Fatalf("Available(%s) = %v", ok, err)
+	}
+	if err := Available(gone); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Available(%s) = %v, want ErrUnavailable", gone, err)
+	}
+	if _, err := Open(gone, t.TempDir(), Options{}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Open(%s) = %v, want ErrUnavailable", gone, err)
+	}
+	if err := Available("test-never-registered"); !errors.Is(err, ErrUnknownBackend) {
+		t.Fatalf("Available(unknown) = %v, want ErrUnknownBackend", err)
+	}
+}

@@ -25,8 +25,9 @@ const MarkerFile = "BACKEND"
 // themselves from init functions.
 var registry = struct {
 	sync.RWMutex
-	m map[string]Opener
-}{m: map[string]Opener{}}
+	m       map[string]Opener
+	missing map[string]error // stores registered as unavailable, with the reason
+}{m: map[string]Opener{}, missing: map[string]error{}}
 
 // Register makes a store available to Open under name. It is meant to be
 // called from a store package's init function and panics, like
@@ -42,6 +43,36 @@ func Register(name string, open Opener) {
 		panic(fmt.Sprintf("backends: Register(%q) called twice", name))
 	}
 	registry.m[name] = open
+}
+
+// RegisterUnavailable records a store that this build lacks: Open and
+// Available return reason (which should wrap ErrUnavailable and say how to
+// get a build that has it). Like Register, it is meant for init functions.
+func RegisterUnavailable(name string, reason error) {
+	if reason == nil {
+		panic(fmt.Sprintf("backends: RegisterUnavailable(%q): nil reason", name))
+	}
+	Register(name, func(string, Options) (KV, error) { return nil, reason })
+	registry.Lock()
+	defer registry.Unlock()
+	registry.missing[name] = reason
+}
+
+// Available reports whether Open can open the store registered as name in
+// this build: nil, ErrUnknownBackend, or the reason given to
+// RegisterUnavailable. It touches no directory.
+func Available(name string) error {
+	registry.RLock()
+	defer registry.RUnlock()
+	if _, ok := registry.m[name]; !ok {
+		names := make([]string, 0, len(registry.m))
+		for n := range registry.m {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return fmt.Errorf("%w: %q (want %s)", ErrUnknownBackend, name, strings.Join(names, ", "))
+	}
+	return registry.missing[name]
 }
 
 // Names returns the registered store names in sorted order (including stores

@@ -21,6 +21,10 @@ const (
 	KernelAVX512  = "avx512"  // 16 lanes in ZMM registers (AVX-512F+BW)
 )
 
+// DefaultKernel is the kernel New("") and Default use, and the CLI's
+// default: the fastest kernel the CPU has, with the generic one as fallback.
+const DefaultKernel = KernelAuto
+
 // EnvKernel is the environment variable Default honours to override the
 // kernel choice (same names as New).
 const EnvKernel = "UTXOD_MERKLE_KERNEL"
@@ -67,7 +71,7 @@ func New(name string, log *slog.Logger) (*Hasher, error) {
 		log = slog.Default()
 	}
 	if name == "" {
-		name = KernelAuto
+		name = DefaultKernel
 	}
 	k := kernel{name: KernelGeneric, pairs: hashPairsGeneric}
 	if name == KernelAuto {
@@ -132,9 +136,9 @@ var defaultHasher = sync.OnceValue(func() *Hasher {
 	name := os.Getenv(EnvKernel)
 	h, err := New(name, nil)
 	if err != nil {
-		slog.Default().Error("merkle: ignoring "+EnvKernel+", using auto",
+		slog.Default().Error("merkle: ignoring "+EnvKernel+", using "+DefaultKernel,
 			slog.String("value", name), slog.Any("err", err))
-		h, _ = New(KernelAuto, nil)
+		h, _ = New(DefaultKernel, nil)
 	}
 	return h
 })

@@ -30,3 +30,10 @@ func TestStubLeavesNoMarker(t *testing.T) {
 		t.Fatalf("marker left behind: %v", err)
 	}
 }
+
+func TestStubAvailable(t *testing.T) {
+	err := backends.Available(rocksdb.Name)
+	if !errors.Is(err, backends.ErrUnavailable) || !strings.Contains(err.Error(), "-tags rocksdb") || !strings.Contains(err.Error(), "librocksdb-dev") {
+		t.Fatalf("Available = %v, want ErrUnavailable naming the build tag and the package", err)
+	}
+}

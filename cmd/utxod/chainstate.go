@@ -16,14 +16,25 @@ func cmdChainstate(args []string, stdout, stderr io.Writer) int {
 	hashType := fs.String("hash-type", "muhash", "digest to include: hash_serialized_3 (scans the coin set; muhash is included too), muhash or none")
 	asJSON := fs.Bool("json", false, "print JSON (the object GET /v1/chainstate returns)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: utxod chainstate --network N --datadir D --backend B [--hash-type hash_serialized_3|muhash|none] [--json]\n\nPrints the chainstate statistics and digests, with Bitcoin Core's gettxoutsetinfo field names.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: utxod chainstate --network N --datadir D --backend B [--hash-type hash_serialized_3|muhash|none] [--json]\n\nPrints the chainstate statistics and digests, with Bitcoin Core's gettxoutsetinfo field names.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if pos, code, done := parseArgs(fs, args, false, stdout, stderr); done {
+		return code
+	} else if len(pos) != 0 {
+		fmt.Fprintf(stderr, "utxod chainstate: unexpected argument %q (see utxod chainstate --help)\n", pos[0])
 		return 2
 	}
 	if c.datadir == "" {
 		fmt.Fprintln(stderr, "utxod chainstate: --datadir is required")
+		return 2
+	}
+	if err := c.check(); err != nil {
+		fmt.Fprintln(stderr, "utxod chainstate:", err)
+		return 2
+	}
+	if err := checkHashType(*hashType); err != nil {
+		fmt.Fprintln(stderr, "utxod chainstate:", err)
 		return 2
 	}
 	log, err := c.logger(stderr)

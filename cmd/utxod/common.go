@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 
 	"utxod/backends"
@@ -33,32 +32,115 @@ type commonFlags struct {
 	scriptEngine string
 }
 
-func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
-	}
-	return def
-}
+// Defaults of the shared flags. Each has one source: the flag registrations
+// below read these, and the library packages' own zero values mean the same
+// (merkle.DefaultKernel, diskspace.DefaultMinFreeBytes).
+const (
+	defaultNetwork      = "main"
+	defaultBackend      = "pebble"
+	defaultCacheMB      = 450
+	defaultScriptEngine = "utxod"
+)
 
-func envInt(name string, def int) int {
-	if v, ok := os.LookupEnv(name); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
-	}
-	return def
-}
+// cacheHelp says exactly what --cache-mb buys and what comes on top of it.
+const cacheHelp = "coins cache budget in MiB, flushed to the store in one atomic batch when exceeded. " +
+	"On top of it, pebble and RocksDB get a block cache of a quarter of it and memtables of a sixteenth " +
+	"each (4 to 256 MiB; up to 4 while a flush is behind); bbolt reads through the OS page cache"
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.network, "network", envOr("UTXOD_NETWORK", "main"), "network: main, testnet3, testnet4, signet or regtest")
-	fs.StringVar(&c.datadir, "datadir", envOr("UTXOD_DATADIR", ""), "data directory (empty: keep the chainstate in memory)")
-	fs.StringVar(&c.backend, "backend", envOr("UTXOD_BACKEND", "pebble"), "store: pebble, rocksdb or bbolt")
-	fs.StringVar(&c.merkleKernel, "merkle-kernel", envOr("UTXOD_MERKLE_KERNEL", "generic"), "SHA-256d merkle kernel: generic (default: the whole-process gate did not promote the SIMD kernels, docs/benchmarks/gate/merkle-generic-vs-auto), auto (fastest the CPU has), avx2, shani or avx512")
-	fs.StringVar(&c.scriptEngine, "script-engine", envOr("UTXOD_SCRIPT_ENGINE", "utxod"), "script engine: utxod (own interpreter on libsecp256k1; promoted by the gate in docs/benchmarks/gate/script-engine-txscript-vs-utxod) or txscript (btcd's, the control arm)")
-	fs.IntVar(&c.cacheMB, "cache-mb", envInt("UTXOD_CACHE_MB", 450), "coins cache budget in MiB (flushed to the store when exceeded)")
-	fs.IntVar(&c.minFreeMB, "min-free-mb", envInt(diskspace.EnvMinFreeMB, diskspace.DefaultMinFreeBytes>>20), "free space (MiB) every flush must leave on the datadir's filesystem beyond what it writes, as Core's CheckDiskSpace; 0 turns the pre-flush check off")
-	fs.StringVar(&c.logLevel, "log-level", envOr("UTXOD_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
-	fs.StringVar(&c.logFormat, "log-format", envOr("UTXOD_LOG_FORMAT", "text"), "log format: text or json")
+	fs.StringVar(&c.network, "network", defaultNetwork, "network: main, testnet3, testnet4, signet or regtest")
+	fs.StringVar(&c.datadir, "datadir", "", "data directory (empty: keep the chainstate in memory)")
+	fs.StringVar(&c.backend, "backend", defaultBackend, "store: pebble, rocksdb or bbolt")
+	fs.StringVar(&c.merkleKernel, "merkle-kernel", merkle.DefaultKernel, "SHA-256d merkle kernel: auto (the fastest the CPU has, generic as fallback), generic, stdlib, avx2, shani or avx512")
+	fs.StringVar(&c.scriptEngine, "script-engine", defaultScriptEngine, "script engine: utxod (own interpreter on libsecp256k1) or txscript (btcd's, the control arm)")
+	fs.IntVar(&c.cacheMB, "cache-mb", defaultCacheMB, cacheHelp)
+	fs.IntVar(&c.minFreeMB, "min-free-mb", int(diskspace.DefaultMinFreeBytes>>20), "free space (MiB) every flush must leave on the datadir's filesystem beyond what it writes, as Core's CheckDiskSpace; 0 turns the pre-flush check off")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+}
+
+// check validates the shared flags' values before anything is opened, so a
+// bad value or a store this build lacks is a usage error (exit 2) with one
+// line saying what is wrong.
+func (c *commonFlags) check() error {
+	if _, err := params.ByName(c.network); err != nil {
+		return fmt.Errorf("--network: %w", err)
+	}
+	if err := backends.Available(c.backend); err != nil {
+		return fmt.Errorf("--backend %s: %w", c.backend, err)
+	}
+	if _, err := merkle.New(c.merkleKernel, slog.New(slog.DiscardHandler)); err != nil {
+		return fmt.Errorf("--merkle-kernel: %w", err)
+	}
+	switch c.scriptEngine {
+	case "utxod", "native", "txscript":
+	default:
+		return fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
+	}
+	if c.cacheMB < 0 {
+		return fmt.Errorf("--cache-mb: must not be negative, got %d", c.cacheMB)
+	}
+	if c.minFreeMB < 0 {
+		return fmt.Errorf("--min-free-mb: must not be negative, got %d", c.minFreeMB)
+	}
+	if _, err := c.logger(io.Discard); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkHashType validates a --hash-type value (the names chainstate.Info takes).
+func checkHashType(v string) error {
+	switch v {
+	case chainstate.HashTypeHashSerialized3, chainstate.HashTypeMuHash, chainstate.HashTypeNone:
+		return nil
+	}
+	return fmt.Errorf("--hash-type: want hash_serialized_3, muhash or none, got %q", v)
+}
+
+// envName is the environment variable every flag falls back to:
+// UTXOD_<FLAG> with dashes as underscores (UTXOD_CACHE_MB for --cache-mb).
+func envName(flagName string) string {
+	return "UTXOD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseArgs applies the UTXOD_* environment variables, then parses args
+// (with interleaved, flags may come before, between or after positional
+// arguments). done reports that the command must stop with code: 0 after
+// --help (usage on stdout), 2 after an unknown flag or a bad value (one line
+// on stderr). fs.Usage must write to fs.Output().
+func parseArgs(fs *flag.FlagSet, args []string, interleaved bool, stdout, stderr io.Writer) (pos []string, code int, done bool) {
+	fs.SetOutput(io.Discard)
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && envErr == nil {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		fmt.Fprintf(stderr, "utxod %s: %v\n", fs.Name(), envErr)
+		return nil, 2, true
+	}
+	var err error
+	if interleaved {
+		pos, err = parseInterleaved(fs, args)
+	} else {
+		err = fs.Parse(args)
+		pos = fs.Args()
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return nil, 0, true
+	case err != nil:
+		fmt.Fprintf(stderr, "utxod %s: %v (see utxod %s --help)\n", fs.Name(), err, fs.Name())
+		return nil, 2, true
+	}
+	fs.SetOutput(stderr)
+	return pos, 0, false
 }
 
 func (c *commonFlags) logger(w io.Writer) (*slog.Logger, error) {
@@ -93,7 +175,7 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	case "utxod", "native":
 		engine = script.NewEngine()
 	default:
-		return nil, nil, fmt.Errorf("--script-engine: want txscript or utxod, got %q", c.scriptEngine)
+		return nil, nil, fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
 	}
 	v := validate.New(p, engine, log)
 	v.Merkle = h.Root

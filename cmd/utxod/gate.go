@@ -47,7 +47,7 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 	repo := fs.String("repo", ".", "directory whose git HEAD is recorded")
 	strict := fs.Bool("strict", false, "exit 4 when the verdict is revert")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `Usage: utxod gate --corpus FILE --out custody.json [flags]
+		fmt.Fprintln(fs.Output(), `Usage: utxod gate --corpus FILE --out custody.json [flags]
 
 Runs the control and candidate arms alternately (ABBA) on fresh datadirs for
 every store, checks they reach identical chainstate digests, and decides
@@ -56,11 +56,12 @@ promote / revert / invalid. See docs/benchmarks/gate/README.md.
 Flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pos, code, done := parseArgs(fs, args, false, stdout, stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() > 0 || *corpus == "" || *out == "" {
-		fs.Usage()
+	if len(pos) > 0 || *corpus == "" || *out == "" {
+		fmt.Fprintln(stderr, "utxod gate: --corpus and --out are required, and no arguments (see utxod gate --help)")
 		return 2
 	}
 	self, err := os.Executable()

@@ -38,7 +38,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	pipeline := fs.Int("pipeline", 0, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (0: off, each block is fully verified before the next is read)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
+		fmt.Fprintln(fs.Output(), `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
 
 Reads Core's block-file framing (4-byte network magic, 4-byte LE length, block;
 zero padding skipped; blocks may be out of order: they wait for their parent),
@@ -50,12 +50,20 @@ chainstate lives in memory. A rejected block stops the import with exit status
 Flags:`)
 		fs.PrintDefaults()
 	}
-	files, err := parseInterleaved(fs, args)
-	if err != nil {
-		return 2
+	files, code, done := parseArgs(fs, args, true, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(files) == 0 {
-		fs.Usage()
+		fmt.Fprintln(stderr, "utxod import: no block files given (see utxod import --help)")
+		return 2
+	}
+	if err := c.check(); err != nil {
+		fmt.Fprintln(stderr, "utxod import:", err)
+		return 2
+	}
+	if err := checkHashType(*hashType); err != nil {
+		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
 	log, err := c.logger(stderr)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,24 +41,6 @@ type serveFlags struct {
 	shutdownTimeout time.Duration
 }
 
-func envBool(name string, def bool) bool {
-	if v, ok := os.LookupEnv(name); ok {
-		if b, err := strconv.ParseBool(v); err == nil {
-			return b
-		}
-	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, ok := os.LookupEnv(name); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
-}
-
 const serveUsage = `Usage: utxod serve [flags]
 
 Serves the HTTP API (see /docs and /openapi.json): POST /v1/blocks submits a
@@ -86,10 +66,10 @@ Flags:
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.commonFlags.register(fs)
-	fs.StringVar(&f.listen, "listen", envOr("UTXOD_LISTEN", "127.0.0.1:8335"), "HTTP listen address (host:port)")
-	fs.StringVar(&f.cookieFile, "cookie-file", envOr("UTXOD_COOKIE_FILE", ""), "where to write the bearer token (default DATADIR/.cookie, or a temporary directory without --datadir)")
-	fs.BoolVar(&f.allowRemote, "allow-remote", envBool("UTXOD_ALLOW_REMOTE", false), "allow a non-loopback --listen address")
-	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", envDuration("UTXOD_SHUTDOWN_TIMEOUT", 30*time.Second), "how long to wait for in-flight requests at shutdown")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8335", "HTTP listen address (host:port)")
+	fs.StringVar(&f.cookieFile, "cookie-file", "", "where to write the bearer token (default DATADIR/.cookie, or a temporary directory without --datadir)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for in-flight requests at shutdown")
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -106,17 +86,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	var f serveFlags
 	f.register(fset)
 	fset.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
+		fmt.Fprint(fset.Output(), serveUsage)
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	pos, code, done := parseArgs(fset, args, false, stdout, stderr)
+	if done {
+		return code
+	}
+	if len(pos) != 0 {
+		fmt.Fprintf(stderr, "utxod serve: unexpected argument %q (see utxod serve --help)\n", pos[0])
 		return 2
 	}
-	if fset.NArg() != 0 {
-		fmt.Fprintf(stderr, "utxod serve: unexpected argument %q\n", fset.Arg(0))
+	if err := f.check(); err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
 		return 2
 	}
 	log, err := f.logger(stderr)
@@ -135,12 +117,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 
 	cs, closeStore, err := f.openChainstate(log)
-	if err != nil && f.datadir != "" && strings.Contains(err.Error(), "not available") {
-		log.Warn("persistent datadir not available in this build yet; keeping the chainstate in memory", "err", err)
-		mem := f.commonFlags
-		mem.datadir = ""
-		cs, closeStore, err = mem.openChainstate(log)
-	}
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
 		return 1
@@ -197,7 +173,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	code := 0
+	code = 0
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")

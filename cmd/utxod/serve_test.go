@@ -94,10 +94,10 @@ func TestServeHelpAndBadFlags(t *testing.T) {
 			t.Errorf("%v: code %d\n%s%s", tc.args, code, stdout.String(), stderr.String())
 		}
 	}
-	var stderr bytes.Buffer
-	run([]string{"serve", "--help"}, io.Discard, &stderr)
+	var stdout bytes.Buffer
+	run([]string{"serve", "--help"}, &stdout, io.Discard)
 	for _, flag := range []string{"-listen", "-cache-mb", "-datadir", "-backend", "-network", "-log-level", "-log-format", "-cookie-file", "-shutdown-timeout"} {
-		if !strings.Contains(stderr.String(), flag) {
+		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("help lacks %s", flag)
 		}
 	}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"utxod/backends"
+)
+
+// missingBackend is registered as unavailable, as the rocksdb stub is in a
+// build without -tags rocksdb, so the refusal is tested in every build.
+const missingBackend = "test-missing-store"
+
+func init() {
+	backends.RegisterUnavailable(missingBackend, fmt.Errorf("%w: build with -tags testmissing (apt-get install -y libtestmissing-dev)", backends.ErrUnavailable))
+}
+
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func oneLine(t *testing.T, s string) {
+	t.Helper()
+	if strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") {
+		t.Errorf("want exactly one line on stderr, got %q", s)
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	names := []string{"help"}
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		for _, h := range []string{"--help", "-h", "-help"} {
+			t.Run(name+h, func(t *testing.T) {
+				args := []string{name, h}
+				if name == "help" {
+					args = []string{h}
+				}
+				code, out, errs := runCLI(t, nil, args...)
+				if code != 0 || !strings.Contains(out, "Usage") || errs != "" {
+					t.Fatalf("exit %d, stdout %q, stderr %q; want 0 with the usage on stdout only", code, out, errs)
+				}
+			})
+		}
+	}
+}
+
+func TestBadFlagsExitTwo(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string // in the one stderr line
+	}{
+		{"unknown flag", nil, []string{"--no-such-flag"}, "no-such-flag"},
+		{"bad int", nil, []string{"--cache-mb", "lots"}, "cache-mb"},
+		{"negative cache", nil, []string{"--cache-mb", "-1"}, "cache-mb"},
+		{"bad network", nil, []string{"--network", "mainnet2"}, "network"},
+		{"unknown backend", nil, []string{"--backend", "leveldb"}, "leveldb"},
+		{"bad kernel", nil, []string{"--merkle-kernel", "sse9"}, "merkle-kernel"},
+		{"bad engine", nil, []string{"--script-engine", "python"}, "script-engine"},
+		{"bad log level", nil, []string{"--log-level", "loud"}, "log-level"},
+		{"bad env int", map[string]string{"UTXOD_CACHE_MB": "lots"}, nil, "UTXOD_CACHE_MB"},
+		{"bad env network", map[string]string{"UTXOD_NETWORK": "moon"}, nil, "network"},
+	}
+	for _, cmd := range []string{"import", "chainstate", "serve"} {
+		for _, c := range cases {
+			t.Run(cmd+"/"+c.name, func(t *testing.T) {
+				args := append([]string{cmd}, c.args...)
+				// Enough for each command to get past its required arguments.
+				switch cmd {
+				case "import":
+					args = append(args, "no-such-file.dat")
+				case "chainstate":
+					args = append(args, "--datadir", t.TempDir())
+				case "serve":
+					args = append(args, "--listen", "127.0.0.1:0")
+				}
+				code, out, errs := runCLI(t, c.env, args...)
+				if code != 2 || out != "" {
+					t.Fatalf("exit %d, stdout %q, stderr %q; want 2", code, out, errs)
+				}
+				oneLine(t, errs)
+				if !strings.Contains(errs, c.want) {
+					t.Errorf("stderr %q does not name %q", errs, c.want)
+				}
+			})
+		}
+	}
+}
+
+func TestMissingBackendRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--backend", missingBackend, "--datadir", t.TempDir(), "--listen", "127.0.0.1:0"},
+		{"import", "--backend", missingBackend, "--datadir", t.TempDir(), "no-such-file.dat"},
+		{"chainstate", "--backend", missingBackend, "--datadir", t.TempDir()},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			code, _, errs := runCLI(t, nil, args...)
+			if code == 0 {
+				t.Fatalf("exit 0 with a store this build lacks; stderr %q", errs)
+			}
+			oneLine(t, errs)
+			if !strings.Contains(errs, "-tags testmissing") || !strings.Contains(errs, "libtestmissing-dev") {
+				t.Errorf("stderr %q does not name the build tag and the package", errs)
+			}
+		})
+	}
+	if err := backends.Available(missingBackend); !errors.Is(err, backends.ErrUnavailable) {
+		t.Fatal(err)
+	}
+}
