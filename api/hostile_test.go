@@ -346,7 +346,7 @@ func TestHostileEncodings(t *testing.T) {
 	e := newHostileEnv(t)
 	good := e.template().AddTx(e.spendCB(1, 0)).Finish().Raw
 	// The template was recorded by blockgen but never submitted: fine.
-	varint := func(n uint64) []byte { return appendCompactSize(nil, n) }
+	varint := func(n uint64) []byte { return wire.AppendCompactSize(nil, n) }
 	hdr := good[:wire.HeaderSize]
 	cases := []struct {
 		name   string

@@ -538,14 +538,14 @@ func (s *Server) restGetUTXOs(w http.ResponseWriter, r *http.Request, rest strin
 		// nHeight, CTxOut (int64 value, script).
 		b := binary.LittleEndian.AppendUint32(nil, uint32(tip.Height))
 		b = append(b, tip.Hash[:]...)
-		b = appendCompactSize(b, uint64(len(bitmap)))
+		b = wire.AppendCompactSize(b, uint64(len(bitmap)))
 		b = append(b, bitmap...)
-		b = appendCompactSize(b, uint64(len(coins)))
+		b = wire.AppendCompactSize(b, uint64(len(coins)))
 		for _, c := range coins {
 			b = binary.LittleEndian.AppendUint32(b, 0)
 			b = binary.LittleEndian.AppendUint32(b, c.Height)
 			b = binary.LittleEndian.AppendUint64(b, uint64(c.Value))
-			b = appendCompactSize(b, uint64(len(c.Script)))
+			b = wire.AppendCompactSize(b, uint64(len(c.Script)))
 			b = append(b, c.Script...)
 		}
 		writeBinOrHex(w, f, b)
@@ -593,10 +593,11 @@ func decodeGetUTXOsRequest(b []byte) ([]utxo.Outpoint, bool) {
 		return nil, false
 	}
 	b = b[1:] // checkmempool: no mempool, answered from the chainstate
-	n, b, ok := readCompactSize(b)
-	if !ok || n > uint64(len(b))/36 {
+	n, off, err := wire.ReadCompactSize(b, 0)
+	if err != nil || n > uint64(len(b)-off)/36 {
 		return nil, false
 	}
+	b = b[off:]
 	ops := make([]utxo.Outpoint, n)
 	for i := range ops {
 		copy(ops[i].Hash[:], b[:32])
@@ -604,40 +605,6 @@ func decodeGetUTXOsRequest(b []byte) ([]utxo.Outpoint, bool) {
 		b = b[36:]
 	}
 	return ops, true
-}
-
-// appendCompactSize appends Bitcoin's CompactSize encoding of n.
-func appendCompactSize(b []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(b, byte(n))
-	case n <= 0xffff:
-		return binary.LittleEndian.AppendUint16(append(b, 0xfd), uint16(n))
-	case n <= 0xffffffff:
-		return binary.LittleEndian.AppendUint32(append(b, 0xfe), uint32(n))
-	}
-	return binary.LittleEndian.AppendUint64(append(b, 0xff), n)
-}
-
-// readCompactSize reads a canonical CompactSize.
-func readCompactSize(b []byte) (uint64, []byte, bool) {
-	if len(b) < 1 {
-		return 0, nil, false
-	}
-	switch c := b[0]; {
-	case c < 0xfd:
-		return uint64(c), b[1:], true
-	case c == 0xfd && len(b) >= 3:
-		v := uint64(binary.LittleEndian.Uint16(b[1:]))
-		return v, b[3:], v >= 0xfd
-	case c == 0xfe && len(b) >= 5:
-		v := uint64(binary.LittleEndian.Uint32(b[1:]))
-		return v, b[5:], v > 0xffff
-	case c == 0xff && len(b) >= 9:
-		v := binary.LittleEndian.Uint64(b[1:])
-		return v, b[9:], v > 0xffffffff
-	}
-	return 0, nil, false
 }
 
 // lookupCoins reads outpoints and the tip as one consistent view: no block

@@ -149,7 +149,7 @@ func SigNet() *Params {
 // bytes of the SHA-256d of the serialized challenge, as in Core.
 func SigNetWithChallenge(challenge []byte) *Params {
 	ch := append([]byte(nil), challenge...)
-	ser := appendCompactSize(nil, uint64(len(ch)))
+	ser := wire.AppendCompactSize(nil, uint64(len(ch)))
 	ser = append(ser, ch...)
 	digest := wire.DoubleSHA256(ser)
 	var magic [4]byte
@@ -245,15 +245,15 @@ func genesisBlock(timestamp string, outScript []byte, nTime, nonce, bits uint32,
 	sig = append(sig, pushData([]byte(timestamp))...)
 
 	tx := binary.LittleEndian.AppendUint32(nil, 1) // version
-	tx = appendCompactSize(tx, 1)                  // one input
+	tx = wire.AppendCompactSize(tx, 1)             // one input
 	tx = append(tx, make([]byte, 32)...)           // null prevout hash
 	tx = binary.LittleEndian.AppendUint32(tx, 0xffffffff)
-	tx = appendCompactSize(tx, uint64(len(sig)))
+	tx = wire.AppendCompactSize(tx, uint64(len(sig)))
 	tx = append(tx, sig...)
 	tx = binary.LittleEndian.AppendUint32(tx, 0xffffffff) // sequence
-	tx = appendCompactSize(tx, 1)                         // one output
+	tx = wire.AppendCompactSize(tx, 1)                    // one output
 	tx = binary.LittleEndian.AppendUint64(tx, uint64(reward))
-	tx = appendCompactSize(tx, uint64(len(outScript)))
+	tx = wire.AppendCompactSize(tx, uint64(len(outScript)))
 	tx = append(tx, outScript...)
 	tx = binary.LittleEndian.AppendUint32(tx, 0) // lock time
 
@@ -265,7 +265,7 @@ func genesisBlock(timestamp string, outScript []byte, nTime, nonce, bits uint32,
 		Nonce:      nonce,
 	}
 	blk := hdr.AppendTo(make([]byte, 0, wire.HeaderSize+1+len(tx)))
-	blk = appendCompactSize(blk, 1)
+	blk = wire.AppendCompactSize(blk, 1)
 	return append(blk, tx...)
 }
 
@@ -283,20 +283,6 @@ func pushData(b []byte) []byte {
 		out = binary.LittleEndian.AppendUint16(out, uint16(n))
 	}
 	return append(out, b...)
-}
-
-// appendCompactSize appends Bitcoin's variable-length integer encoding.
-func appendCompactSize(dst []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(dst, byte(n))
-	case n <= 0xffff:
-		return binary.LittleEndian.AppendUint16(append(dst, 0xfd), uint16(n))
-	case n <= 0xffffffff:
-		return binary.LittleEndian.AppendUint32(append(dst, 0xfe), uint32(n))
-	default:
-		return binary.LittleEndian.AppendUint64(append(dst, 0xff), n)
-	}
 }
 
 // mustHash parses a display-order hash literal written in this file; a bad

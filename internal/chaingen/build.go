@@ -6,6 +6,7 @@ import (
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
 	"utxod/internal/blockgen"
+	"utxod/wire"
 )
 
 // inPlan is what a signer needs for one input.
@@ -244,20 +245,10 @@ type outSpec struct {
 	ret   bool
 }
 
-func varintSize(n int) int {
-	switch {
-	case n < 0xfd:
-		return 1
-	case n <= 0xffff:
-		return 3
-	}
-	return 5
-}
-
 // txWeight is an upper bound of the weight of a transaction with these
 // inputs and output scripts.
 func txWeight(ins []spendIn, outScripts [][]byte) (weight, sigops int) {
-	base := 8 + varintSize(len(ins)) + varintSize(len(outScripts))
+	base := 8 + wire.CompactSizeLen(uint64(len(ins))) + wire.CompactSizeLen(uint64(len(outScripts)))
 	wit := 0
 	seg := false
 	for _, in := range ins {
@@ -270,7 +261,7 @@ func txWeight(ins []spendIn, outScripts [][]byte) (weight, sigops int) {
 		sigops += inputSigops(in.c.kind)
 	}
 	for _, s := range outScripts {
-		base += 8 + varintSize(len(s)) + len(s)
+		base += 8 + wire.CompactSizeLen(uint64(len(s))) + len(s)
 	}
 	if !seg {
 		wit = 0

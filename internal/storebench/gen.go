@@ -136,7 +136,7 @@ func Generate(cfg Config, w io.Writer) (Summary, error) {
 		if err := hdr.Serialize(&hb); err != nil {
 			return s, err
 		}
-		size := hb.Len() + varIntLen(uint64(len(txs)))
+		size := hb.Len() + wire.CompactSizeLen(uint64(len(txs)))
 		for _, tx := range txs {
 			size += len(tx)
 		}
@@ -145,7 +145,7 @@ func Generate(cfg Config, w io.Writer) (Summary, error) {
 		binary.LittleEndian.PutUint32(frame[4:], uint32(size))
 		g.bw.Write(frame[:])
 		g.bw.Write(hb.Bytes())
-		g.bw.Write(appendVarInt(nil, uint64(len(txs))))
+		g.bw.Write(wire.AppendCompactSize(nil, uint64(len(txs))))
 		for _, tx := range txs {
 			g.bw.Write(tx)
 		}
@@ -240,7 +240,7 @@ func (g *gen) tx() (raw []byte, id wire.Hash, nIn, nOut int) {
 	}
 	b := g.buf[:0]
 	b = binary.LittleEndian.AppendUint32(b, 2)
-	b = appendVarInt(b, uint64(nIn))
+	b = wire.AppendCompactSize(b, uint64(nIn))
 	var sum int64
 	for range nIn {
 		c := g.pick()
@@ -256,7 +256,7 @@ func (g *gen) tx() (raw []byte, id wire.Hash, nIn, nOut int) {
 		}
 		b = binary.LittleEndian.AppendUint32(b, 0xffffffff)
 	}
-	b = appendVarInt(b, uint64(nOut))
+	b = wire.AppendCompactSize(b, uint64(nOut))
 	// Random split of sum.
 	var weights [20]uint64
 	var wsum uint64
@@ -288,7 +288,7 @@ func (g *gen) tx() (raw []byte, id wire.Hash, nIn, nOut int) {
 		}
 		s := g.script(kind, nonce)
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		b = appendVarInt(b, uint64(len(s)))
+		b = wire.AppendCompactSize(b, uint64(len(s)))
 		b = append(b, s...)
 		created[i] = coin{vout: uint32(i), kind: kind, value: v, nonce: nonce}
 	}
@@ -301,19 +301,4 @@ func (g *gen) tx() (raw []byte, id wire.Hash, nIn, nOut int) {
 	g.pool = append(g.pool, created...)
 	g.utxos += int64(nOut - nIn)
 	return bytes.Clone(b), id, nIn, nOut
-}
-
-func varIntLen(n uint64) int { return len(appendVarInt(nil, n)) }
-
-// appendVarInt appends Bitcoin's CompactSize.
-func appendVarInt(b []byte, n uint64) []byte {
-	switch {
-	case n < 0xfd:
-		return append(b, byte(n))
-	case n <= 0xffff:
-		return binary.LittleEndian.AppendUint16(append(b, 0xfd), uint16(n))
-	case n <= 0xffffffff:
-		return binary.LittleEndian.AppendUint32(append(b, 0xfe), uint32(n))
-	}
-	return binary.LittleEndian.AppendUint64(append(b, 0xff), n)
 }
