@@ -11,9 +11,8 @@ import (
 // earlyBatchBytes is how many bytes of undo records and raw blocks the
 // KVStore collects before handing them to its background writer (a variable
 // for tests). With one batch queued and one being written, at most about
-// three batches' data are held twice (pending map and batch): 4 MiB batches
-// with two queued cost 20-60 MiB more peak RSS on the 500k corpus with
-// --pipeline 1 than 1 MiB batches with one queued, at the same wall time.
+// three batches' data are held twice (pending map and batch): larger batches
+// or a longer queue only raise peak RSS (docs/benchmarks/validation.md).
 var earlyBatchBytes = 1 << 20
 
 // pendingData is an undo record or raw block that a flush has not yet made

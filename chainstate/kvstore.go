@@ -591,8 +591,7 @@ func (s *KVStore) Flush(index []*validate.BlockNode, stats *Stats) error {
 	b.Grow(size+4096, ops+len(index)+8)
 	// Dirty coins go into the batch in key order: txids are random, and
 	// bbolt applies a batch key by key to its B+tree, so unsorted puts touch
-	// leaf pages in random order (gen1m replay, 16 MiB cache: bbolt flush
-	// p95 6.1 s unsorted, 0.83 s sorted; docs/benchmarks/storage.md).
+	// leaf pages in random order (docs/benchmarks/storage.md).
 	dirty := make([]wire.Hash, 0, ops)
 	for txid, e := range s.cache {
 		if e&entryDirty != 0 {

@@ -19,8 +19,8 @@ import (
 // Each element is mapped to a number by SHA-256 of its bytes, used as a
 // ChaCha20 key (96-bit nonce 0, counter 0), whose first 384 keystream bytes are
 // read little-endian. The state is a fraction: Insert multiplies the
-// numerator, Remove multiplies the denominator, so both are a few µs and the
-// single modular inversion is deferred to Finalize. The result therefore does
+// numerator, Remove multiplies the denominator, so both are one modular
+// multiplication and the single modular inversion is deferred to Finalize. The result therefore does
 // not depend on the order of operations, and removing an element that was
 // inserted cancels it exactly.
 //
@@ -89,8 +89,8 @@ func (z *num3072) mulMod(x, y *num3072) {
 }
 
 // mulFull sets t = x·y by product scanning (Comba): column k accumulates
-// every x[i]·y[k−i] in a three-limb accumulator, which is about 1.5× faster
-// than row-wise schoolbook in pure Go.
+// every x[i]·y[k−i] in a three-limb accumulator, which beats row-wise
+// schoolbook in pure Go (docs/benchmarks/digests.md).
 func mulFull(t *[2 * num3072Limbs]uint64, x, y *num3072) {
 	var c0, c1, c2 uint64
 	for k := 0; k < 2*num3072Limbs-1; k++ {

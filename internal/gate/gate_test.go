@@ -274,11 +274,10 @@ func TestGateSlowCandidateReverts(t *testing.T) {
 // Every attempt must agree on the digests and keep all three ratios within
 // 0.5–2.0 (no systematic bias: a harness timing the wrong process or
 // mixing up arms would be far outside). The rule must not promote identical
-// arms — but sub-second runs on a loaded 2-core VM are noisy (identical
-// 2,000-block imports took 0.37–1.08 s wall back to back while other test
-// suites ran, and 3 of 5 such gates promoted spuriously), so the test makes
-// up to four attempts and requires one revert. (Such gates carry "noise:"
-// notes in their verdict; see TestNoiseNotes.)
+// arms — but sub-second runs on a loaded machine are noisy enough to promote
+// spuriously (docs/benchmarks/gate/README.md, "Noise"), so the test makes up
+// to four attempts and requires one revert. (Such gates carry "noise:" notes
+// in their verdict; see TestNoiseNotes.)
 func TestGateIdenticalArms(t *testing.T) {
 	bin, corpus := fixtures(t)
 	var last string

@@ -19,9 +19,9 @@ package main
 //     state of two groups does not fit 16 registers, so each group keeps a,
 //     b, e, f and b^c in registers and reads c, d, g, h from small rings in
 //     the frame. Transforms 1 and 3 share one code path and all rounds
-//     without schedule work share another, selected by a phase register:
-//     unrolled, the kernel was 42 KB and ran slower than the one-group
-//     kernel because the front end could not keep up; shared, it is ≈ 9 KB.
+//     without schedule work share another, selected by a phase register, so
+//     that the code stays small enough for the front end to keep up
+//     (docs/benchmarks/merkle.md).
 
 import (
 	. "github.com/mmcloughlin/avo/build"
@@ -83,7 +83,7 @@ func sigSmall(x Register, t []Register, r1, r2, s uint64) Register {
 
 // prologue loads the arguments and reserves a 64-byte-aligned frame of
 // size bytes in R8. Goroutine stacks give SP no useful alignment, and 32-byte
-// accesses that straddle cache lines cost measurably (10-20% here).
+// accesses that straddle cache lines are slow (docs/benchmarks/merkle.md).
 func prologue(name, doc string, size int) (out, in Mem, n, base Register) {
 	TEXT(name, 0, "func(out, in *byte, n int)")
 	Doc(doc)
