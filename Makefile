@@ -70,19 +70,29 @@ run: build
 	@echo 'utxod serve: http://$(LISTEN)  (docs: http://$(LISTEN)/docs; write token in $(DATADIR)/.cookie)'
 	$(BIN)/utxod serve --network main --backend pebble --datadir $(DATADIR) --listen $(LISTEN)
 
+# Every tool under cmd/ besides utxod (README, CLI).
+.PHONY: tools
+tools:
+	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
+	$(GO) build -o $(BIN)/gate ./cmd/gate
+	$(GO) build -o $(BIN)/valbench ./cmd/valbench
+	$(GO) build -o $(BIN)/btcdreplay ./cmd/btcdreplay
+	$(GO) build -tags '$(TAGS)' -o $(BIN)/storebench ./cmd/storebench
+
 # A small performance gate (docs/benchmarks/gate/README.md): control
 # --merkle-kernel generic vs candidate --merkle-kernel auto, ABBA, every store,
 # on a chaingen corpus if bin/chaingen exists, else the first GATE_BLOCKS
 # blocks of the mainnet sample. A few minutes; writes $(GATE_OUT)/custody.json,
 # report.md and report.svg. Unavailable stores are reported, not fatal;
 # an invalid verdict (a digest mismatch or failed run) fails the target.
-GATE_OUT      ?= $(BIN)/gate
+GATE_OUT      ?= $(BIN)/gate-out
 GATE_BLOCKS   ?= 6000
 GATE_PAIRS    ?= 2
 GATE_COOLDOWN ?= 2s
 GATE_BACKENDS ?= pebble,rocksdb,bbolt
 gate: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
+	$(GO) build -o $(BIN)/gate ./cmd/gate
 	@mkdir -p $(GATE_OUT)
 	@if [ -x $(BIN)/chaingen ]; then \
 		$(BIN)/chaingen --profile early --blocks $(GATE_BLOCKS) --seed 1 --out $(GATE_OUT)/corpus.dat || exit 1; \
@@ -90,7 +100,7 @@ gate: deps-build
 	else \
 		set -- --corpus testdata/mainnet/blk_0_to_14131.dat --corpus-blocks $(GATE_BLOCKS) --network main; \
 	fi; \
-	$(BIN)/utxod gate "$$@" --backends $(GATE_BACKENDS) --pairs $(GATE_PAIRS) --cooldown $(GATE_COOLDOWN) \
+	$(BIN)/gate "$$@" --backends $(GATE_BACKENDS) --pairs $(GATE_PAIRS) --cooldown $(GATE_COOLDOWN) \
 		--control '{bin} import --network {network} --datadir {datadir} --backend {backend} --json --merkle-kernel generic {corpus}' \
 		--candidate '{bin} import --network {network} --datadir {datadir} --backend {backend} --json --merkle-kernel auto {corpus}' \
 		--control-commit "$$(git rev-parse HEAD 2>/dev/null)" --candidate-commit "$$(git rev-parse HEAD 2>/dev/null)" \
@@ -144,7 +154,7 @@ bench-validation: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
 	$(GO) build -o $(BIN)/btcdreplay ./cmd/btcdreplay
-	$(GO) build -o $(BIN)/valbench ./internal/valbench/cmd/valbench
+	$(GO) build -o $(BIN)/valbench ./cmd/valbench
 	@mkdir -p $(VALBENCH_OUT) $(dir $(VALBENCH_CORPUS))
 	@test -f $(VALBENCH_CORPUS) || $(BIN)/chaingen --profile early --target-inputs $(VALBENCH_INPUTS) --seed 1 --out $(VALBENCH_CORPUS)
 	$(BIN)/valbench --corpus $(VALBENCH_CORPUS) --network regtest --rounds $(VALBENCH_ROUNDS) --stores $(VALBENCH_STORES) \

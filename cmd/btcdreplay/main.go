@@ -15,61 +15,43 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"utxod/internal/btcdreplay"
+	"utxod/internal/cli"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+const usage = `Usage: btcdreplay [--network regtest] [--datadir D] [--json] FILE...
 
-func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("btcdreplay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+Fully validates every block of the files (Core block-file framing) with btcd's
+blockchain.ProcessBlock(block, BFNone). A rejected block stops the replay with
+exit status 1 and a line naming its hash and btcd's error.
+`
+
+func main() { cli.Main(run) }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	t := cli.New("btcdreplay", usage, stdout, stderr)
+	fs := t.Flags
 	network := fs.String("network", "regtest", "network of the block files: main, testnet3, testnet4, signet or regtest")
 	datadir := fs.String("datadir", "", "btcd database directory (default: a temporary directory removed at exit)")
 	asJSON := fs.Bool("json", false, "print the summary (blocks, txs, inputs, height, tip, wall_seconds, configuration) as JSON on stdout")
 	sigCache := fs.Uint("sigcache", btcdreplay.DefaultSigCacheEntries, "btcd signature-cache and hash-cache entries (btcd's default --sigcachemaxsize)")
 	utxoCache := fs.Uint("utxocache-mib", btcdreplay.DefaultUtxoCacheMiB, "btcd UTXO cache in MiB (btcd's default --utxocachemaxsize)")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines on stderr (0: off)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `Usage: btcdreplay [--network regtest] [--datadir D] [--json] FILE...
-
-Fully validates every block of the files (Core block-file framing) with btcd's
-blockchain.ProcessBlock(block, BFNone). A rejected block stops the replay with
-exit status 1 and a line naming its hash and btcd's error.
-
-Flags:`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := t.Parse(args); done {
+		return code
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		fs.Usage()
-		return 2
-	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintln(stderr, "btcdreplay: --log-level:", err)
-		return 2
+		return t.UsageError(errors.New("no block files"))
 	}
 	if _, _, err := btcdreplay.ChainParams(*network); err != nil {
-		fmt.Fprintln(stderr, "btcdreplay:", err)
-		return 2
+		return t.UsageError(err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
+	log := t.Log
 	s, err := btcdreplay.Run(ctx, btcdreplay.Config{
 		Network: *network, DataDir: *datadir,
 		SigCacheEntries: *sigCache, HashCacheEntries: *sigCache, UtxoCacheMiB: *utxoCache,
@@ -78,11 +60,9 @@ Flags:`)
 	if err != nil {
 		var re *btcdreplay.RejectError
 		if errors.As(err, &re) {
-			fmt.Fprintf(stderr, "btcdreplay: block %s height %d rejected by btcd: %v [%s offset %d]\n", re.Hash, re.Height, re.Err, re.File, re.Offset)
-		} else {
-			fmt.Fprintln(stderr, "btcdreplay:", err)
+			err = fmt.Errorf("block %s height %d rejected by btcd: %v [%s offset %d]", re.Hash, re.Height, re.Err, re.File, re.Offset)
 		}
-		return 1
+		return t.Fail(err)
 	}
 	log.Info("btcd replay done", "btcd", s.BtcdVersion, "blocks", s.Blocks, "txs", s.Txs, "inputs", s.Inputs,
 		"height", s.Height, "tip", s.Tip, "seconds", s.WallSeconds)
@@ -90,9 +70,8 @@ Flags:`)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(s); err != nil {
-			fmt.Fprintln(stderr, "btcdreplay:", err)
-			return 1
+			return t.Fail(err)
 		}
 	}
-	return 0
+	return cli.ExitOK
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"utxod/internal/chaingen"
+	"utxod/internal/cli/clitest"
 	"utxod/params"
 	"utxod/wire"
 )
@@ -27,7 +29,7 @@ func TestCLI(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--network", "regtest", "--json", good}, &stdout, &stderr); code != 0 {
+	if code := run(context.Background(), []string{"--network", "regtest", "--json", good}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	var s map[string]any
@@ -67,17 +69,21 @@ func TestCLI(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	code := run([]string{"--network", "regtest", "--datadir", filepath.Join(dir, "d"), badPath}, &stdout, &stderr)
+	code := run(context.Background(), []string{"--network", "regtest", "--datadir", filepath.Join(dir, "d"), badPath}, &stdout, &stderr)
 	hash := wire.DoubleSHA256(last[:wire.HeaderSize]).String()
 	if code != 1 || !strings.Contains(stderr.String(), "block "+hash) || !strings.Contains(stderr.String(), "rejected by btcd: ") ||
 		!strings.Contains(stderr.String(), "merkle") {
 		t.Fatalf("exit %d, stderr %s", code, stderr.String())
 	}
 
-	if code := run([]string{"--network", "nonet", good}, &stdout, &stderr); code != 2 {
+	if code := run(context.Background(), []string{"--network", "nonet", good}, &stdout, &stderr); code != 2 {
 		t.Fatalf("unknown network: exit %d", code)
 	}
-	if code := run(nil, &stdout, &stderr); code != 2 {
+	if code := run(context.Background(), nil, &stdout, &stderr); code != 2 {
 		t.Fatalf("no files: exit %d", code)
 	}
+}
+
+func TestConventions(t *testing.T) {
+	clitest.Conventions(t, "btcdreplay", run)
 }

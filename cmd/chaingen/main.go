@@ -8,22 +8,26 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
 
 	"utxod/internal/chaingen"
+	"utxod/internal/cli"
 	"utxod/params"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+const usage = "Usage: chaingen --profile early|modern (--blocks N | --target-inputs N) --seed S --out FILE [--reorgs K] [--json]\n"
 
-func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("chaingen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func main() { cli.Main(run) }
+
+func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	t := cli.New("chaingen", usage, stdout, stderr)
+	fs := t.Flags
 	profile := fs.String("profile", "early", "early (2009–2012-like P2PK/P2PKH) or modern (segwit, taproot, timelocks, ...)")
 	blocks := fs.Int("blocks", 0, "best-chain height to generate")
 	target := fs.Int64("target-inputs", 0, "instead of --blocks: stop once the best chain has at least this many non-coinbase inputs")
@@ -39,21 +43,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keys := fs.Int("keys", 0, "size of the deterministic key table (default 4096)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	startTime := fs.Uint("start-time", 0, "earliest block time, Unix seconds (default 1333238400, btcd's BIP16 switch time)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: chaingen --profile early|modern (--blocks N | --target-inputs N) --seed S --out FILE [--reorgs K] [--json]\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := t.Parse(args); done {
+		return code
 	}
 	if *out == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return 2
+		return t.UsageError(errors.New("--out is required, and no arguments"))
 	}
 	p, err := params.ByName(*network)
 	if err != nil {
-		fmt.Fprintln(stderr, "chaingen:", err)
-		return 2
+		return t.UsageError(err)
 	}
 	g, err := chaingen.New(chaingen.Config{
 		Profile: *profile, Params: p, Seed: *seed, Blocks: *blocks, TargetInputs: *target,
@@ -61,26 +59,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		StartTime: uint32(*startTime),
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+		return t.UsageError(err)
 	}
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintln(stderr, "chaingen:", err)
-			return 1
+			return t.Fail(err)
 		}
 		defer pf.Close()
 		if err := pprof.StartCPUProfile(pf); err != nil {
-			fmt.Fprintln(stderr, "chaingen:", err)
-			return 1
+			return t.Fail(err)
 		}
 		defer pprof.StopCPUProfile()
 	}
 	f, err := os.Create(*out)
 	if err != nil {
-		fmt.Fprintln(stderr, "chaingen:", err)
-		return 1
+		return t.Fail(err)
 	}
 	s, err := g.Run(f)
 	if err == nil {
@@ -90,20 +84,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "chaingen:", err)
 		os.Remove(*out)
-		return 1
+		return t.Fail(err)
 	}
-	fmt.Fprintf(stderr, "chaingen: %s seed %d: %d blocks (%d stale, %d reorgs), height %d, %d txs, %d inputs, %d outputs, %d utxos, %d bytes, tip %s, %.2f s (%.0f blocks/s, %.0f inputs/s)\n",
-		s.Profile, s.Seed, s.Blocks, s.StaleBlocks, s.Reorgs, s.Height, s.Txs, s.Inputs, s.Outputs, s.UTXOs, s.Bytes, s.Tip,
-		s.Seconds, float64(s.Blocks)/s.Seconds, float64(s.Inputs)/s.Seconds)
+	t.Log.Info("chain generated", "profile", s.Profile, "seed", s.Seed, "blocks", s.Blocks, "stale_blocks", s.StaleBlocks,
+		"reorgs", s.Reorgs, "height", s.Height, "txs", s.Txs, "inputs", s.Inputs, "outputs", s.Outputs, "utxos", s.UTXOs,
+		"bytes", s.Bytes, "tip", s.Tip, "seconds", fmt.Sprintf("%.2f", s.Seconds),
+		"blocks/s", fmt.Sprintf("%.0f", float64(s.Blocks)/s.Seconds), "inputs/s", fmt.Sprintf("%.0f", float64(s.Inputs)/s.Seconds))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(s); err != nil {
-			fmt.Fprintln(stderr, "chaingen:", err)
-			return 1
+			return t.Fail(err)
 		}
 	}
-	return 0
+	return cli.ExitOK
 }

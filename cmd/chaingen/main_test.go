@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"utxod/internal/cli/clitest"
 )
 
 func TestRunCLI(t *testing.T) {
@@ -15,7 +18,7 @@ func TestRunCLI(t *testing.T) {
 		out := filepath.Join(dir, name)
 		args := append([]string{"--profile", "modern", "--blocks", "130", "--seed", "3", "--max-txs", "8", "--reorgs", "1", "--out", out, "--json"}, extra...)
 		var stdout, stderr bytes.Buffer
-		if code := run(args, &stdout, &stderr); code != 0 {
+		if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 		if !strings.Contains(stderr.String(), "inputs/s") {
@@ -43,10 +46,14 @@ func TestRunCLI(t *testing.T) {
 		t.Fatalf("summary %v", sa)
 	}
 	var stderr bytes.Buffer
-	if code := run([]string{"--profile", "early", "--blocks", "5", "--out", filepath.Join(dir, "x"), "--network", "main"}, &bytes.Buffer{}, &stderr); code != 2 {
+	if code := run(context.Background(), []string{"--profile", "early", "--blocks", "5", "--out", filepath.Join(dir, "x"), "--network", "main"}, &bytes.Buffer{}, &stderr); code != 2 {
 		t.Fatalf("mainnet accepted (exit %d)", code)
 	}
-	if code := run([]string{"--profile", "early", "--out", filepath.Join(dir, "x")}, &bytes.Buffer{}, &stderr); code != 2 {
+	if code := run(context.Background(), []string{"--profile", "early", "--out", filepath.Join(dir, "x")}, &bytes.Buffer{}, &stderr); code != 2 {
 		t.Fatalf("no --blocks/--target-inputs accepted (exit %d)", code)
 	}
+}
+
+func TestConventions(t *testing.T) {
+	clitest.Conventions(t, "chaingen", run)
 }

@@ -16,7 +16,6 @@ Usage:
 Commands:
   import       validate and connect blocks from Core block files (blk*.dat framing)
   chainstate   print a datadir's chainstate (gettxoutsetinfo fields and digests)
-  gate         performance gate: control vs candidate arms, ABBA, per store; custody JSON + report
   serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST)
   help         show this help
 
@@ -33,7 +32,6 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"import":     cmdImport,
 	"chainstate": cmdChainstate,
 	"serve":      cmdServe,
-	"gate":       cmdGate,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -1,6 +1,6 @@
 // Package storebench measures the chainstate's storage layer (docs/benchmarks/storage.md): a cheap generator
 // of valid regtest chains whose UTXO set grows to millions of coins, and the measurement driver behind
-// `go run ./internal/storebench/cmd/storebench` (connect, sample, read, size).
+// `go run ./cmd/storebench` (connect, sample, read, size).
 //
 // # Generated chains
 //

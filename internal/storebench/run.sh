@@ -38,7 +38,7 @@ run() {
 for ph in $phases; do
   case $ph in
   build)
-    go build -tags rocksdb -o "$BIN" ./internal/storebench/cmd/storebench ;;
+    go build -tags rocksdb -o "$BIN" ./cmd/storebench ;;
   gen)
     run gen-1m "$BIN" gen --target-outputs "$G1_OUTPUTS" --seed 1 --out "$G1"
     run gen-growth "$BIN" gen --target-utxos "$GROWTH_UTXOS" --seed 2 --out "$GG" ;;

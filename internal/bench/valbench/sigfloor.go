@@ -1,0 +1,546 @@
+package valbench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"utxod/chainstate"
+	"utxod/internal/bench"
+	"utxod/params"
+	"utxod/script"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// CountingVerifier wraps a script.SigVerifier and counts the elliptic-curve
+// operations the script engine asks of it — the verifications actually
+// performed, after the engine's signature cache — and keeps a uniform
+// reservoir sample of the successful ones (copies) for timing. It is a
+// measurement hook: the engine's default verifier is unchanged unless a
+// caller passes this one with script.WithSigVerifier.
+type CountingVerifier struct {
+	inner                      script.SigVerifier
+	ecdsa, ecdsaFail           atomic.Int64
+	schnorr, schnorrFail       atomic.Int64
+	tweak, tweakFail           atomic.Int64
+	mu                         sync.Mutex
+	max                        int
+	rng                        *rand.Rand
+	ecdsaSeen, schnorrSeen     int64
+	ecdsaSamples               []ECDSASample
+	schnorrSamples             []SchnorrSample
+	sampleECDSA, sampleSchnorr bool
+}
+
+// ECDSASample is one successful ECDSA verification's inputs.
+type ECDSASample struct {
+	PubKey, Sig []byte // serialized key; DER signature without hash type
+	Msg         [32]byte
+}
+
+// SchnorrSample is one successful BIP340 verification's inputs.
+type SchnorrSample struct {
+	PubKey [32]byte
+	Sig    [64]byte
+	Msg    [32]byte
+}
+
+// NewCountingVerifier counts inner's calls and keeps up to samples
+// successful signatures of each kind (reservoir sampling, fixed seed).
+func NewCountingVerifier(inner script.SigVerifier, samples int) *CountingVerifier {
+	return &CountingVerifier{inner: inner, max: samples, rng: rand.New(rand.NewPCG(1, 2)),
+		sampleECDSA: samples > 0, sampleSchnorr: samples > 0}
+}
+
+// Name implements script.SigVerifier.
+func (c *CountingVerifier) Name() string { return c.inner.Name() }
+
+// VerifyECDSA implements script.SigVerifier.
+func (c *CountingVerifier) VerifyECDSA(pubkey, sig []byte, msg [32]byte) bool {
+	ok := c.inner.VerifyECDSA(pubkey, sig, msg)
+	c.ecdsa.Add(1)
+	if !ok {
+		c.ecdsaFail.Add(1)
+	} else if c.sampleECDSA {
+		c.mu.Lock()
+		c.ecdsaSeen++
+		if i := c.slot(c.ecdsaSeen); i >= 0 {
+			s := ECDSASample{PubKey: bytes.Clone(pubkey), Sig: bytes.Clone(sig), Msg: msg}
+			if i == len(c.ecdsaSamples) {
+				c.ecdsaSamples = append(c.ecdsaSamples, s)
+			} else {
+				c.ecdsaSamples[i] = s
+			}
+		}
+		c.mu.Unlock()
+	}
+	return ok
+}
+
+// VerifySchnorr implements script.SigVerifier.
+func (c *CountingVerifier) VerifySchnorr(pubkey [32]byte, sig [64]byte, msg [32]byte) bool {
+	ok := c.inner.VerifySchnorr(pubkey, sig, msg)
+	c.schnorr.Add(1)
+	if !ok {
+		c.schnorrFail.Add(1)
+	} else if c.sampleSchnorr {
+		c.mu.Lock()
+		c.schnorrSeen++
+		if i := c.slot(c.schnorrSeen); i >= 0 {
+			s := SchnorrSample{PubKey: pubkey, Sig: sig, Msg: msg}
+			if i == len(c.schnorrSamples) {
+				c.schnorrSamples = append(c.schnorrSamples, s)
+			} else {
+				c.schnorrSamples[i] = s
+			}
+		}
+		c.mu.Unlock()
+	}
+	return ok
+}
+
+// CheckTapTweak implements script.SigVerifier.
+func (c *CountingVerifier) CheckTapTweak(internal, output, tweak [32]byte, parity bool) bool {
+	ok := c.inner.CheckTapTweak(internal, output, tweak, parity)
+	c.tweak.Add(1)
+	if !ok {
+		c.tweakFail.Add(1)
+	}
+	return ok
+}
+
+// slot is reservoir sampling (Algorithm R) for the seen-th item: the index
+// to store it at, or -1. Called with mu held.
+func (c *CountingVerifier) slot(seen int64) int {
+	if seen <= int64(c.max) {
+		return int(seen - 1)
+	}
+	if j := c.rng.Int64N(seen); j < int64(c.max) {
+		return int(j)
+	}
+	return -1
+}
+
+// SigCount is what a CountingVerifier saw.
+type SigCount struct {
+	Verifier      string `json:"verifier"`
+	ECDSA         int64  `json:"ecdsa"`
+	ECDSAFailed   int64  `json:"ecdsa_failed"` // included in ECDSA (e.g. CHECKMULTISIG key trials)
+	Schnorr       int64  `json:"schnorr"`
+	SchnorrFailed int64  `json:"schnorr_failed"`
+	TapTweak      int64  `json:"taptweak_checks"` // not part of the floor
+	TapTweakFail  int64  `json:"taptweak_failed"`
+}
+
+// Count returns the counters.
+func (c *CountingVerifier) Count() SigCount {
+	return SigCount{Verifier: c.inner.Name(),
+		ECDSA: c.ecdsa.Load(), ECDSAFailed: c.ecdsaFail.Load(),
+		Schnorr: c.schnorr.Load(), SchnorrFailed: c.schnorrFail.Load(),
+		TapTweak: c.tweak.Load(), TapTweakFail: c.tweakFail.Load()}
+}
+
+// Samples returns copies of the sampled signatures.
+func (c *CountingVerifier) Samples() ([]ECDSASample, []SchnorrSample) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ecdsaSamples), slices.Clone(c.schnorrSamples)
+}
+
+// CountResult is a counting import.
+type CountResult struct {
+	Count   SigCount        `json:"count"`
+	Blocks  int64           `json:"blocks"`
+	Inputs  int64           `json:"inputs"`
+	Height  int32           `json:"height"`
+	Tip     wire.Hash       `json:"tip"`
+	Seconds float64         `json:"seconds"`
+	ECDSA   []ECDSASample   `json:"-"`
+	Schnorr []SchnorrSample `json:"-"`
+}
+
+// CountSignatures imports the corpus into a fresh in-memory chainstate the
+// way `utxod import` does (the same chainstate, validator and default
+// script engine: script.NewEngine with a fresh signature cache of the
+// default size) with a CountingVerifier around script.DefaultSigVerifier
+// (libsecp256k1 when compiled in), and returns the verifications performed
+// and up to samples successful signatures of each kind. MuHash is off: it
+// does not change what is verified.
+func CountSignatures(ctx context.Context, corpus, network string, samples int) (*CountResult, error) {
+	cv := NewCountingVerifier(script.DefaultSigVerifier(), samples)
+	im, err := importCorpus(ctx, corpus, network, cv)
+	if err != nil {
+		return nil, fmt.Errorf("valbench: count: %w", err)
+	}
+	res := &CountResult{Blocks: im.Blocks, Inputs: im.Inputs, Height: im.Height, Tip: im.Tip, Seconds: im.WallS}
+	res.Count = cv.Count()
+	res.ECDSA, res.Schnorr = cv.Samples()
+	return res, nil
+}
+
+// importRun is one in-process import of a corpus.
+type importRun struct {
+	Blocks, Inputs int64
+	Height         int32
+	Tip            wire.Hash
+	WallS, CPUS    float64 // CPUS: the whole process's user+system time
+}
+
+// importCorpus imports the corpus into a fresh in-memory chainstate (MuHash
+// off) with an engine on verifier v and a fresh default-size signature
+// cache, as CountSignatures describes.
+func importCorpus(ctx context.Context, corpus, network string, v script.SigVerifier) (*importRun, error) {
+	p, err := params.ByName(network)
+	if err != nil {
+		return nil, err
+	}
+	eng := script.NewEngine(script.WithSigVerifier(v), script.WithSigCacheEntries(script.DefaultSigCacheEntries))
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, eng, nil),
+		Store: chainstate.NewMemStore(), DisableMuHash: true, MaxOrphanBytes: 2048 << 20})
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(corpus)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	start, cpu0 := time.Now(), bench.ProcessCPU()
+	res := &importRun{}
+	r := wire.NewBlockFileReader(f, p.Magic)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		raw, _, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", corpus, err)
+		}
+		br, err := cs.ProcessBlock(raw)
+		if err != nil {
+			return nil, fmt.Errorf("block %s rejected: %s: %w",
+				wire.DoubleSHA256(raw[:wire.HeaderSize]), validate.Reason(err), err)
+		}
+		res.Blocks++
+		res.Inputs += int64(br.Inputs)
+	}
+	res.WallS, res.CPUS = time.Since(start).Seconds(), (bench.ProcessCPU() - cpu0).Seconds()
+	tip := cs.Tip()
+	res.Height, res.Tip = tip.Height, tip.Hash
+	return res, nil
+}
+
+// acceptVerifier answers every signature and tweak check with true. It
+// exists only to measure an import without signature verification (on a
+// corpus whose signatures all verify, so nothing else changes); nothing
+// outside this package can construct it.
+type acceptVerifier struct{}
+
+func (acceptVerifier) Name() string                                    { return "accept-all" }
+func (acceptVerifier) VerifyECDSA([]byte, []byte, [32]byte) bool       { return true }
+func (acceptVerifier) VerifySchnorr([32]byte, [64]byte, [32]byte) bool { return true }
+func (acceptVerifier) CheckTapTweak(_, _, _ [32]byte, _ bool) bool     { return true }
+
+// SigFree is the work around the signatures: the in-process import of
+// CountSignatures with every check answered true, on a corpus whose
+// verifications all succeed (otherwise it is not measured). It runs on the
+// memory store, so it is a lower bound for any store's cost.
+type SigFree struct {
+	Runs        []SigFreeRun `json:"runs"`
+	Inputs      int64        `json:"inputs"`
+	WallMedianS float64      `json:"wall_median_s"`
+	CPUMedianS  float64      `json:"cpu_median_s"`
+	// CPUPerInputUs is CPUMedianS per non-coinbase input, in µs.
+	CPUPerInputUs float64 `json:"cpu_per_input_us"`
+	// BoundS = (Floor.CPUSeconds + CPUMedianS) / Floor.Cores: the wall
+	// time of a perfect schedule of the signatures' single-thread CPU and
+	// this work on every core (0 until the floor is known).
+	BoundS float64 `json:"bound_s"`
+}
+
+// SigFreeRun is one signature-free import.
+type SigFreeRun struct {
+	WallS float64 `json:"wall_s"`
+	CPUS  float64 `json:"cpu_s"`
+}
+
+// MeasureSigFree runs the signature-free import runs times and checks each
+// reaches height and tip.
+func MeasureSigFree(ctx context.Context, corpus, network string, runs int, height int32, tip wire.Hash) (*SigFree, error) {
+	sf := &SigFree{}
+	var walls, cpus []float64
+	for range runs {
+		runtime.GC()
+		im, err := importCorpus(ctx, corpus, network, acceptVerifier{})
+		if err != nil {
+			return nil, fmt.Errorf("valbench: signature-free import: %w", err)
+		}
+		if im.Height != height || im.Tip != tip {
+			return nil, fmt.Errorf("valbench: signature-free import ended at %s height %d, want %s height %d", im.Tip, im.Height, tip, height)
+		}
+		sf.Inputs = im.Inputs
+		sf.Runs = append(sf.Runs, SigFreeRun{WallS: im.WallS, CPUS: im.CPUS})
+		walls, cpus = append(walls, im.WallS), append(cpus, im.CPUS)
+	}
+	sf.WallMedianS, sf.CPUMedianS = bench.Median(walls), bench.Median(cpus)
+	if sf.Inputs > 0 {
+		sf.CPUPerInputUs = sf.CPUMedianS / float64(sf.Inputs) * 1e6
+	}
+	return sf, nil
+}
+
+// KindCost is the measured single-verify cost of one signature kind.
+type KindCost struct {
+	Samples int `json:"samples"` // distinct signatures cycled through
+	// Per-verify nanoseconds of each timed batch: wall (monotonic clock)
+	// and the timing thread's CPU time (what contention does not inflate).
+	WallNs []float64 `json:"wall_ns"`
+	CPUNs  []float64 `json:"cpu_ns"`
+	// Medians and minimum over the batches.
+	WallMedianNs float64 `json:"wall_median_ns"`
+	WallMinNs    float64 `json:"wall_min_ns"`
+	CPUMedianNs  float64 `json:"cpu_median_ns"`
+}
+
+// VerifyCost is the single-verify cost of the verifier on one thread.
+type VerifyCost struct {
+	Verifier string `json:"verifier"`
+	// BatchS is the minimum duration of one timed batch.
+	BatchS  float64   `json:"batch_s"`
+	ECDSA   *KindCost `json:"ecdsa,omitempty"`
+	Schnorr *KindCost `json:"schnorr,omitempty"`
+}
+
+// MeasureVerifyCost times v on the sampled signatures: for each kind,
+// batches timed loops of at least perBatch each on one locked OS thread,
+// cycling through the samples (every verification must succeed). It adds
+// the batches to into (nil: a new VerifyCost) and recomputes its medians,
+// so measurements before and after the benchmark rounds pool.
+func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, batches int, perBatch time.Duration, into *VerifyCost) (*VerifyCost, error) {
+	if into == nil {
+		into = &VerifyCost{Verifier: v.Name(), BatchS: perBatch.Seconds()}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if len(ecdsa) > 0 {
+		if into.ECDSA == nil {
+			into.ECDSA = &KindCost{}
+		}
+		err := into.ECDSA.time(len(ecdsa), batches, perBatch, func(i int) error {
+			if s := &ecdsa[i]; !v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) {
+				return fmt.Errorf("valbench: sampled ECDSA signature %d does not verify with %s", i, v.Name())
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(schnorr) > 0 {
+		if into.Schnorr == nil {
+			into.Schnorr = &KindCost{}
+		}
+		err := into.Schnorr.time(len(schnorr), batches, perBatch, func(i int) error {
+			if s := &schnorr[i]; !v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) {
+				return fmt.Errorf("valbench: sampled Schnorr signature %d does not verify with %s", i, v.Name())
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return into, nil
+}
+
+// time runs batches of at least perBatch each, cycling verify over the
+// samples, and records wall and thread-CPU ns per verification (the
+// calling goroutine is locked to its OS thread).
+func (k *KindCost) time(samples, batches int, perBatch time.Duration, verify func(i int) error) error {
+	k.Samples = samples
+	for b := 0; b < batches; b++ {
+		n, wall := 0, time.Duration(0)
+		start, cpu0 := time.Now(), bench.ThreadCPU()
+		for wall < perBatch {
+			for range 64 {
+				if err := verify(n % samples); err != nil {
+					return err
+				}
+				n++
+			}
+			wall = time.Since(start)
+		}
+		cpu := bench.ThreadCPU() - cpu0
+		k.WallNs = append(k.WallNs, float64(wall.Nanoseconds())/float64(n))
+		k.CPUNs = append(k.CPUNs, float64(cpu.Nanoseconds())/float64(n))
+	}
+	k.finish()
+	return nil
+}
+
+func (k *KindCost) finish() {
+	k.WallMedianNs = bench.Median(k.WallNs)
+	k.WallMinNs = slices.Min(k.WallNs)
+	k.CPUMedianNs = bench.Median(k.CPUNs)
+}
+
+// Floor is the signature floor of a corpus.
+type Floor struct {
+	Cores int `json:"cores"` // runtime.NumCPU()
+	// Seconds = (ECDSA × ECDSA wall median + Schnorr × Schnorr wall
+	// median) / Cores: the wall time of the corpus' signature checks alone
+	// with every core verifying.
+	Seconds float64 `json:"seconds"`
+	// CPUSeconds = ECDSA × ECDSA thread-CPU median + Schnorr × Schnorr
+	// thread-CPU median: the CPU time they need (not divided by cores).
+	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+// ComputeFloor applies the definition to a count and a cost.
+func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
+	f := Floor{Cores: cores}
+	add := func(n int64, k *KindCost) {
+		if k != nil && n > 0 {
+			f.Seconds += float64(n) * k.WallMedianNs / 1e9
+			f.CPUSeconds += float64(n) * k.CPUMedianNs / 1e9
+		}
+	}
+	add(c.ECDSA, v.ECDSA)
+	add(c.Schnorr, v.Schnorr)
+	if cores > 0 {
+		f.Seconds /= float64(cores)
+	}
+	return f
+}
+
+// ParallelCost is the verifier's throughput with every core verifying at
+// once: one locked OS thread per core, each cycling through the sampled
+// signatures of the dominant kind from its own offset. The floor assumes
+// the cores together verify Threads× as fast as one thread; on cores that
+// share execution units (SMT siblings, a contended host) they do not.
+// Each parallel batch is paired with a single-thread batch timed just
+// before it, so a burst of load on the host moves both sides of a pair.
+type ParallelCost struct {
+	Kind    string `json:"kind"` // "ECDSA" or "Schnorr": the kind with more verifications
+	Threads int    `json:"threads"`
+	// Per pair: SingleNs is one thread's wall ns per verification,
+	// WallNs the parallel batch's wall time divided by the verifications
+	// all threads completed in it, Speedups SingleNs / WallNs.
+	SingleNs     []float64 `json:"single_ns"`
+	WallNs       []float64 `json:"wall_ns"`
+	Speedups     []float64 `json:"speedups"`
+	WallMedianNs float64   `json:"wall_median_ns"`
+	// Speedup is the median of Speedups.
+	Speedup float64 `json:"speedup"`
+	// FloorS is the floor at the measured speed-up: the signatures'
+	// single-thread wall time ÷ Speedup (Floor.Seconds × Cores / Speedup).
+	FloorS float64 `json:"floor_s"`
+}
+
+// MeasureParallelVerify times batches pairs of timed runs of at least
+// perBatch each — one thread, then threads goroutines each locked to its
+// own OS thread — verifying the samples of the kind with more counted
+// verifications, and adds the pairs to into (nil: a new ParallelCost).
+// Every verification must succeed.
+func MeasureParallelVerify(v script.SigVerifier, c SigCount, ecdsa []ECDSASample, schnorr []SchnorrSample, threads, batches int, perBatch time.Duration, into *ParallelCost) (*ParallelCost, error) {
+	kind, n := "ECDSA", len(ecdsa)
+	verify := func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }
+	if c.Schnorr > c.ECDSA && len(schnorr) > 0 || n == 0 {
+		kind, n = "Schnorr", len(schnorr)
+		verify = func(i int) bool { s := &schnorr[i]; return v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) }
+	}
+	if n == 0 || threads < 1 {
+		return into, nil
+	}
+	if into == nil {
+		into = &ParallelCost{Kind: kind, Threads: threads}
+	}
+	for range batches {
+		single, err := timeThreads(1, n, perBatch, verify)
+		if err != nil {
+			return nil, fmt.Errorf("valbench: %s with %s: %w", kind, v.Name(), err)
+		}
+		par, err := timeThreads(threads, n, perBatch, verify)
+		if err != nil {
+			return nil, fmt.Errorf("valbench: %s with %s: %w", kind, v.Name(), err)
+		}
+		into.SingleNs = append(into.SingleNs, single)
+		into.WallNs = append(into.WallNs, par)
+		into.Speedups = append(into.Speedups, single/par)
+	}
+	into.WallMedianNs = bench.Median(into.WallNs)
+	into.Speedup = bench.Median(into.Speedups)
+	return into, nil
+}
+
+// timeThreads runs threads goroutines, each locked to its own OS thread,
+// calling verify on the n samples (each from its own offset) for at least
+// perBatch, and returns the wall ns per verification of all of them
+// together.
+func timeThreads(threads, n int, perBatch time.Duration, verify func(i int) bool) (float64, error) {
+	var stop, failed atomic.Bool
+	counts := make([]int, threads)
+	var ready, done sync.WaitGroup
+	ready.Add(threads)
+	done.Add(threads)
+	startGun := make(chan struct{})
+	for t := range threads {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			ready.Done()
+			<-startGun
+			i, k := t*n/threads, 0
+			for !stop.Load() {
+				for range 16 {
+					if !verify(i % n) {
+						failed.Store(true)
+						return
+					}
+					i++
+					k++
+				}
+			}
+			counts[t] = k
+		}()
+	}
+	ready.Wait()
+	start := time.Now()
+	close(startGun)
+	time.Sleep(perBatch)
+	stop.Store(true)
+	done.Wait()
+	wall := time.Since(start)
+	if failed.Load() {
+		return 0, errors.New("a sampled signature does not verify")
+	}
+	total := 0
+	for _, k := range counts {
+		total += k
+	}
+	if total == 0 {
+		return 0, errors.New("no verification completed")
+	}
+	return float64(wall.Nanoseconds()) / float64(total), nil
+}
+
+// finish sets the floor at the measured speed-up.
+func (p *ParallelCost) finish(f Floor) {
+	if p.Speedup > 0 {
+		p.FloorS = f.Seconds * float64(f.Cores) / p.Speedup
+	}
+}

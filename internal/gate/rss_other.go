@@ -1,6 +1,0 @@
-//go:build !linux
-
-package gate
-
-// ResetPeakRSS does nothing outside Linux (see rss_linux.go) and returns 0.
-func ResetPeakRSS() (int64, error) { return 0, nil }
