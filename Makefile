@@ -72,7 +72,7 @@ run: build
 
 # Every tool under cmd/ besides utxod (README, CLI).
 .PHONY: tools
-tools:
+tools: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
 	$(GO) build -o $(BIN)/gate ./cmd/gate
 	$(GO) build -o $(BIN)/valbench ./cmd/valbench
