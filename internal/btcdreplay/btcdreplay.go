@@ -1,7 +1,7 @@
 // Package btcdreplay replays Core-framed block files (4-byte network magic,
 // 4-byte little-endian length, block; read with wire.BlockFileReader)
 // through btcd's blockchain package with full validation, as the reference
-// arm of the side-by-side validation benchmark (internal/valbench,
+// arm of the side-by-side validation benchmark (internal/bench/valbench,
 // docs/benchmarks/validation.md). cmd/btcdreplay is its command line.
 //
 // # What btcd is asked to do
