@@ -272,14 +272,15 @@ func TestGateSlowCandidateReverts(t *testing.T) {
 // mixing up arms would be far outside). The rule must not promote identical
 // arms — but sub-second runs on a loaded machine are noisy enough to promote
 // spuriously (docs/benchmarks/gate/README.md, "Noise"), so the test makes up
-// to four attempts and requires one revert. (Such gates carry "noise:" notes
-// in their verdict; see TestNoiseNotes.)
+// up to ten attempts of three pairs (go test runs packages side by side) and
+// requires one revert. (Such gates carry "noise:" notes in their verdict; see
+// TestNoiseNotes.)
 func TestGateIdenticalArms(t *testing.T) {
 	bin, corpus := fixtures(t)
 	var last string
-	for attempt := 1; attempt <= 4; attempt++ {
+	for attempt := 1; attempt <= 10; attempt++ {
 		cfg := baseConfig(t, bin, corpus)
-		cfg.Pairs = 2
+		cfg.Pairs = 3
 		c, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -301,7 +302,7 @@ func TestGateIdenticalArms(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("identical arms: no revert in four attempts; last %s", last)
+	t.Fatalf("identical arms: no revert in ten attempts; last %s", last)
 }
 
 // A candidate that stops early reaches other digests: invalid, named.
