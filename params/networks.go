@@ -11,9 +11,11 @@ import (
 
 // The network constructors below transcribe Bitcoin Core's
 // src/kernel/chainparams.cpp (CMainParams, CTestNetParams, CTestNet4Params,
-// SigNetParams, CRegTestParams). Each call returns a fresh *Params the caller
-// may modify (e.g. regtest activation heights, or EnforceBIP94 to mimic
-// `-test=bip94`).
+// SigNetParams, CRegTestParams). nMinimumChainWork and defaultAssumeValid
+// are Core master's (v31.99: the copy in sedited/rust-bitcoinkernel 1e2ece2,
+// libbitcoinkernel-sys/bitcoin); regtest has neither. Each call returns a
+// fresh *Params the caller may modify (e.g. regtest activation heights, or
+// EnforceBIP94 to mimic `-test=bip94`).
 
 // coin is the number of satoshis in one bitcoin (Core's COIN).
 const coin = 100_000_000
@@ -73,7 +75,11 @@ func MainNet() *Params {
 		BIP30Exceptions: map[int32]wire.Hash{
 			91842: mustHash("00000000000a4d0a398161ffc163c503763b1f4360639393e0e4c8e300e0caec"),
 			91880: mustHash("00000000000743f190a18c5577a3c2d2a1f610ae9601ac046a38084ccb7cd721"),
-		}}.withGenesisHash()
+		},
+
+		MinimumChainWork:   mustBig("0000000000000000000000000000000000000001128750f82f4c366153a3a030"),
+		DefaultAssumeValid: mustHash("00000000000000000000ccebd6d74d9194d8dcdc1d177c478e094bfad51ba5ac"), // 938343
+	}.withGenesisHash()
 }
 
 // TestNet3 returns the parameters of testnet (version 3).
@@ -106,6 +112,9 @@ func TestNet3() *Params {
 		// and GetBlockScriptFlags applies the taproot rules to every block
 		// (testnet3 lists no taproot exception), so it is on from genesis.
 		TaprootHeight: 0,
+
+		MinimumChainWork:   mustBig("0000000000000000000000000000000000000000000017dde1c649f3708d14b6"),
+		DefaultAssumeValid: mustHash("000000007a61e4230b28ac5cb6b5e5a0130de37ac1faf2f8987d2fa6505b67f4"), // 4842348
 	}.withGenesisHash()
 }
 
@@ -135,13 +144,21 @@ func TestNet4() *Params {
 		CSVHeight:     1,
 		SegwitHeight:  1,
 		TaprootHeight: 0, // ALWAYS_ACTIVE
+
+		MinimumChainWork:   mustBig("0000000000000000000000000000000000000000000009a0fe15d0177d086304"),
+		DefaultAssumeValid: mustHash("0000000002368b1e4ee27e2e85676ae6f9f9e69579b29093e9a82c170bf7cf8a"), // 123613
 	}.withGenesisHash()
 }
 
 // SigNet returns the parameters of the default public signet.
 func SigNet() *Params {
 	challenge, _ := hex.DecodeString(DefaultSignetChallenge)
-	return SigNetWithChallenge(challenge)
+	p := SigNetWithChallenge(challenge)
+	// Core sets these only for the default challenge: a custom signet's
+	// chain is unknown, so it has neither (SigNetParams).
+	p.MinimumChainWork = mustBig("00000000000000000000000000000000000000000000000000000b463ea0a4b8")
+	p.DefaultAssumeValid = mustHash("00000008414aab61092ef93f1aacc54cf9e9f16af29ddad493b908a01ff5c329") // 293175
+	return p
 }
 
 // SigNetWithChallenge returns signet parameters for a custom block-signing

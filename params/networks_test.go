@@ -3,6 +3,7 @@ package params
 import (
 	"bytes"
 	"encoding/hex"
+	"math/big"
 	"testing"
 	"time"
 
@@ -214,5 +215,43 @@ func TestSubsidy(t *testing.T) {
 	}
 	if got := RegTest().Subsidy(150); got != 25*coin {
 		t.Errorf("regtest Subsidy(150) = %d", got)
+	}
+}
+
+// The assume-valid defaults are transcribed from Core's chainparams.cpp (see
+// networks.go); what can be checked independently is that each default block
+// hash carries the proof of work of its network (a mistyped hash would not)
+// and that the networks Core gives none (regtest, custom signets) have none.
+func TestAssumeValidDefaults(t *testing.T) {
+	for _, p := range []*Params{MainNet(), TestNet3(), TestNet4(), SigNet()} {
+		t.Run(p.Name, func(t *testing.T) {
+			if p.DefaultAssumeValid == (wire.Hash{}) || p.MinimumChainWork == nil || p.MinimumChainWork.Sign() <= 0 {
+				t.Fatalf("no default: %s %v", p.DefaultAssumeValid, p.MinimumChainWork)
+			}
+			h := p.DefaultAssumeValid
+			var be [32]byte
+			for i := range h {
+				be[i] = h[31-i]
+			}
+			if new(big.Int).SetBytes(be[:]).Cmp(p.PowLimit) > 0 {
+				t.Errorf("default assume-valid %s is above the proof-of-work limit", h)
+			}
+		})
+	}
+	// Mainnet's block 938343 was mined at a difficulty far above the limit:
+	// its hash starts with 20 zero hex digits.
+	if s := MainNet().DefaultAssumeValid.String(); s[:20] != "00000000000000000000" {
+		t.Errorf("mainnet default %s", s)
+	}
+	ch, _ := hex.DecodeString("51")
+	for _, p := range []*Params{RegTest(), SigNetWithChallenge(ch)} {
+		if p.DefaultAssumeValid != (wire.Hash{}) || (p.MinimumChainWork != nil && p.MinimumChainWork.Sign() != 0) {
+			t.Errorf("%s: want no assume-valid default, got %s / %v", p.Name, p.DefaultAssumeValid, p.MinimumChainWork)
+		}
+	}
+	a, b := SigNet(), SigNet()
+	a.MinimumChainWork.SetInt64(1)
+	if b.MinimumChainWork.Cmp(a.MinimumChainWork) == 0 {
+		t.Error("SigNet() values share state")
 	}
 }

@@ -51,8 +51,15 @@ type Params struct {
 	// SignetChallenge is the block-signing script for signet (nil elsewhere).
 	SignetChallenge []byte
 
-	// MinimumChainWork and AssumeValid are not consensus and are left out on
-	// purpose: utxod validates everything it is given.
+	// DefaultAssumeValid is Core's defaultAssumeValid: the block whose
+	// ancestors' scripts Core skips by default under assume-valid (zero on
+	// regtest and custom signets: none). Not consensus: it only decides
+	// whether scripts are verified (validate.AssumeValid), never what is
+	// valid.
+	DefaultAssumeValid wire.Hash
+	// MinimumChainWork is Core's nMinimumChainWork: the work the best header
+	// must have before assume-valid may skip any script (nil: zero).
+	MinimumChainWork *big.Int
 }
 
 // ByName returns the parameters for a network name. Accepted names: main

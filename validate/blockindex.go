@@ -37,6 +37,10 @@ const (
 	// StatusFailedParent: the block descends from an invalid block
 	// (BLOCK_FAILED_CHILD).
 	StatusFailedParent
+	// StatusScriptsAssumed: the block was connected without verifying its
+	// input scripts, under assume-valid (AssumeValid); Core keeps no such
+	// flag, utxod keeps it to report how far scripts were assumed.
+	StatusScriptsAssumed
 )
 
 // StatusFailedMask is the set of flags that make a block invalid.
@@ -50,7 +54,7 @@ func (s BlockStatus) Has(f BlockStatus) bool { return s&f == f }
 
 // String lists the set flags, e.g. "header-valid|have-data".
 func (s BlockStatus) String() string {
-	names := []string{"header-valid", "have-data", "data-valid", "connected", "have-undo", "failed", "failed-parent"}
+	names := []string{"header-valid", "have-data", "data-valid", "connected", "have-undo", "failed", "failed-parent", "scripts-assumed"}
 	var parts []string
 	for i, n := range names {
 		if s&(1<<i) != 0 {

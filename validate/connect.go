@@ -88,7 +88,7 @@ func (o *overlay) spend(op utxo.Outpoint, c utxo.Coin) {
 // read, never written. prev is nil only for the genesis block, whose outputs
 // never enter the coin set.
 func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View) (*utxo.Delta, error) {
-	d, check, err := v.connectBlock(b, prev, view, false)
+	d, check, err := v.connectBlock(b, prev, view, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +105,36 @@ func (v *Validator) ConnectBlock(b *wire.Block, prev *BlockNode, view utxo.View)
 // returns nil. The check owns copies of the prevout scripts, so view may
 // change (the caller connects the delta, then the next block) while it runs.
 func (v *Validator) ConnectBlockDeferred(b *wire.Block, prev *BlockNode, view utxo.View) (*utxo.Delta, *ScriptCheck, error) {
-	return v.connectBlock(b, prev, view, true)
+	return v.connectBlock(b, prev, view, true, false)
 }
 
-func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View, ownPrevouts bool) (*utxo.Delta, *ScriptCheck, error) {
+// ConnectOptions select how ConnectBlockWith handles the input scripts.
+type ConnectOptions struct {
+	// Deferred leaves the script verification running, as
+	// ConnectBlockDeferred; otherwise the returned check has finished.
+	Deferred bool
+	// SkipScripts does not verify the input scripts, and only them: Core's
+	// ConnectBlock with fScriptChecks false (assume-valid, see
+	// AssumeValid.ScriptCheckReason). Every other rule, sigop costs
+	// included, is checked as usual.
+	SkipScripts bool
+}
+
+// ConnectBlockWith is ConnectBlock (or, with o.Deferred,
+// ConnectBlockDeferred) with options. The returned check is never nil; its
+// Wait gives the scripts' verdict (nil at once when they were skipped).
+func (v *Validator) ConnectBlockWith(b *wire.Block, prev *BlockNode, view utxo.View, o ConnectOptions) (*utxo.Delta, *ScriptCheck, error) {
+	d, check, err := v.connectBlock(b, prev, view, o.Deferred, o.SkipScripts)
+	if err != nil || o.Deferred {
+		return d, check, err
+	}
+	if err := check.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return d, check, nil
+}
+
+func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View, ownPrevouts, skipScripts bool) (*utxo.Delta, *ScriptCheck, error) {
 	if prev == nil {
 		return &utxo.Delta{}, v.startScripts(nil, 0), nil
 	}
@@ -195,7 +221,10 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 			return nil, nil, ruleErr("bad-blk-sigops", "too many sigops")
 		}
 		if !coinbase {
-			jobs = append(jobs, scriptJob{tx: tx, prevouts: prevouts})
+			// Core: `if (!tx.IsCoinBase() && fScriptChecks)` CheckInputScripts.
+			if !skipScripts {
+				jobs = append(jobs, scriptJob{tx: tx, prevouts: prevouts})
+			}
 			for j := range tx.Inputs {
 				in := &tx.Inputs[j]
 				ov.spend(utxo.Outpoint{Hash: in.PrevHash, Index: in.PrevIndex}, coins[j])
