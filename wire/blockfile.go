@@ -29,49 +29,61 @@ func NewBlockFileReader(r io.Reader, magic [4]byte) *BlockFileReader {
 // The returned slice is valid until the next call to Next. At the end of the
 // input it returns io.EOF.
 func (f *BlockFileReader) Next() ([]byte, int64, error) {
+	n, start, err := nextRecord(f.r, f.magic, &f.offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	if cap(f.buf) < int(n) {
+		f.buf = make([]byte, n)
+	}
+	f.buf = f.buf[:n]
+	if _, err := io.ReadFull(f.r, f.buf); err != nil {
+		return nil, 0, fmt.Errorf("%w: block of %d bytes at offset %d", ErrTruncated, n, start)
+	}
+	f.offset += int64(n)
+	return f.buf, start, nil
+}
+
+// nextRecord scans r for the next record's framing as Core's
+// LoadExternalBlockFile does and returns the block's length and the offset
+// of its magic, leaving r at the block's first byte; *offset tracks the
+// position in the file.
+func nextRecord(r *bufio.Reader, magic [4]byte, offset *int64) (uint32, int64, error) {
 	for {
 		// Scan for the magic one byte at a time, as Core does.
 		matched := 0
-		start := f.offset
+		start := *offset
 		for matched < 4 {
-			c, err := f.r.ReadByte()
+			c, err := r.ReadByte()
 			if err != nil {
 				if errors.Is(err, io.EOF) {
-					return nil, 0, io.EOF
+					return 0, 0, io.EOF
 				}
-				return nil, 0, err
+				return 0, 0, err
 			}
-			f.offset++
+			*offset++
 			switch {
-			case c == f.magic[matched]:
+			case c == magic[matched]:
 				matched++
-			case c == f.magic[0]:
+			case c == magic[0]:
 				matched = 1
 			default:
 				matched = 0
 			}
 			if matched == 1 {
-				start = f.offset - 1
+				start = *offset - 1
 			}
 		}
 		var lenBuf [4]byte
-		if _, err := io.ReadFull(f.r, lenBuf[:]); err != nil {
-			return nil, 0, fmt.Errorf("%w: block length at offset %d", ErrTruncated, f.offset)
+		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+			return 0, 0, fmt.Errorf("%w: block length at offset %d", ErrTruncated, *offset)
 		}
-		f.offset += 4
+		*offset += 4
 		n := binary.LittleEndian.Uint32(lenBuf[:])
 		if n < HeaderSize || n > MaxBlockSerializedSize {
 			continue // not a block record; keep scanning (Core does the same)
 		}
-		if cap(f.buf) < int(n) {
-			f.buf = make([]byte, n)
-		}
-		f.buf = f.buf[:n]
-		if _, err := io.ReadFull(f.r, f.buf); err != nil {
-			return nil, 0, fmt.Errorf("%w: block of %d bytes at offset %d", ErrTruncated, n, start)
-		}
-		f.offset += int64(n)
-		return f.buf, start, nil
+		return n, start, nil
 	}
 }
 
@@ -99,6 +111,22 @@ func (x *XORReader) Read(p []byte) (int, error) {
 	}
 	x.pos += int64(n)
 	return n, err
+}
+
+// Seek moves the underlying reader, which must be an io.Seeker, and keeps
+// the key aligned with the file offset (offsets are relative to the
+// position the reader started at, offset 0).
+func (x *XORReader) Seek(offset int64, whence int) (int64, error) {
+	sk, ok := x.r.(io.Seeker)
+	if !ok {
+		return x.pos, errors.New("wire: XORReader: the underlying reader cannot seek")
+	}
+	pos, err := sk.Seek(offset, whence)
+	if err != nil {
+		return x.pos, err
+	}
+	x.pos = pos
+	return pos, nil
 }
 
 // ReadAllBlocks reads every framed block of r (see BlockFileReader) into
