@@ -67,6 +67,8 @@ type Chainstate struct {
 	lazy  *lazyMuHash // pending MuHash work, see muhash.go
 	muOff bool        // --no-muhash measurement arm
 
+	av assumeValid // assume-valid setting and bookkeeping, see assumevalid.go
+
 	// ProcessStream state (pipeline.go); pl is nil outside a stream.
 	pl         *pipeline
 	streamSeq  int       // sequence number of the block being submitted, -1 if none
@@ -102,6 +104,10 @@ type Config struct {
 	// MaxOrphanBytes bounds the blocks held while their parent is unknown
 	// (default 64 MiB). An import of out-of-order block files wants more.
 	MaxOrphanBytes int
+	// AssumeValid skips the scripts of blocks buried under a known block,
+	// as Core's -assumevalid (see assumevalid.go). The zero value verifies
+	// every script.
+	AssumeValid validate.AssumeValid
 }
 
 // New returns a chainstate at genesis over an empty store.
@@ -129,6 +135,7 @@ func New(cfg Config) (*Chainstate, error) {
 		lazy:         newLazyMuHash(),
 		streamSeq:    -1,
 		muOff:        cfg.DisableMuHash,
+		av:           assumeValid{cfg: cfg.AssumeValid},
 	}
 	if cs.maxOrphBytes <= 0 {
 		cs.maxOrphBytes = defaultOrphanBytes
@@ -162,12 +169,14 @@ func New(cfg Config) (*Chainstate, error) {
 		return nil, fmt.Errorf("chainstate: statistics describe %d %s, tip is %d %s", persisted.Stats.Height, persisted.Stats.BestBlock, tip.Height, tip.Hash)
 	}
 	cs.chain.SetTip(tip)
+	cs.findAssumedTop()
 	cs.stats = persisted.Stats
 	cs.stats.NoMuHash = true
 	cs.index.TakeDirty()
 	log.Info("chainstate loaded", "height", tip.Height, "tip", tip.Hash, "index", cs.index.Len())
-	// A heavier valid branch stored before the restart wins now.
-	if best := cs.index.BestHeader(); best != tip && best.ChainWork.Cmp(tip.ChainWork) > 0 && cs.haveBranchData(best, tip) {
+	// A heavier valid branch stored before the restart wins now (the best
+	// header may be one whose block has not arrived: headers-first).
+	if best := cs.bestCandidate(); best != tip && best.ChainWork.Cmp(tip.ChainWork) > 0 {
 		if err := cs.activateBestChain(best); err != nil {
 			log.Warn("activating the best stored branch", "err", err)
 		}
@@ -175,16 +184,13 @@ func New(cfg Config) (*Chainstate, error) {
 	return cs, nil
 }
 
-// haveBranchData reports whether every block from the fork with tip up to
-// target has its data stored.
-func (cs *Chainstate) haveBranchData(target, tip *validate.BlockNode) bool {
-	fork := cs.index.FindFork(tip, target)
-	for n := target; n != fork; n = n.Parent {
-		if !n.Status.Has(validate.StatusHaveData) {
-			return false
-		}
-	}
-	return true
+// haveParentData reports whether a block on parent can be processed now:
+// the parent's data is stored, or it is on the active chain (whose old
+// blocks are pruned), or it is known invalid (the block is refused at once).
+// A parent known only by its header (headers-first) is none of these.
+func (cs *Chainstate) haveParentData(parent wire.Hash) bool {
+	n := cs.index.Lookup(parent)
+	return n != nil && (n.Status.Has(validate.StatusHaveData) || cs.chain.Contains(n) || n.Status.Invalid())
 }
 
 // Tip returns the active tip.
@@ -287,7 +293,9 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 			return res, nil
 		}
 	}
-	if b.Header.PrevBlock != (wire.Hash{}) && cs.index.Lookup(b.Header.PrevBlock) == nil {
+	// A block waits while its parent's block is missing, also when the
+	// parent's header is known (headers-first: AcceptHeaders).
+	if b.Header.PrevBlock != (wire.Hash{}) && !cs.haveParentData(b.Header.PrevBlock) {
 		for _, o := range cs.orph[b.Header.PrevBlock] {
 			if bytes.Equal(o[:wire.HeaderSize], raw[:wire.HeaderSize]) {
 				res.Status = StatusOrphan
@@ -453,6 +461,7 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 		cs.chain.SetTip(tip.Parent)
 		cs.log.Debug("disconnected", "hash", tip.Hash, "height", tip.Height)
 	}
+	cs.fixAssumedTop()
 	return nil
 }
 
@@ -470,14 +479,8 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 			return fmt.Errorf("%w: %w", ErrParse, err)
 		}
 	}
-	var d *utxo.Delta
-	var check *validate.ScriptCheck
-	var err error
-	if cs.pipelining() {
-		d, check, err = cs.v.ConnectBlockDeferred(b, node.Parent, cs.store)
-	} else {
-		d, err = cs.v.ConnectBlock(b, node.Parent, cs.store)
-	}
+	opts := validate.ConnectOptions{Deferred: cs.pipelining(), SkipScripts: cs.skipScripts(node)}
+	d, check, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, opts)
 	if err != nil {
 		return err
 	}
@@ -490,12 +493,15 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
 	}
 	cs.stats = next
-	if check != nil {
+	if opts.Deferred {
 		cs.deferConnect(node, check) // StatusConnected once its scripts pass
 	} else {
 		cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
 	}
 	cs.chain.SetTip(node)
+	if opts.SkipScripts {
+		cs.noteAssumed(node)
+	}
 	// Keep block data only for the last `keep` blocks (reorg depth).
 	if old := cs.chain.At(node.Height - cs.keep); old != nil && old.Height > 0 && old.Status.Has(validate.StatusHaveData) {
 		if err := cs.store.DeleteBlock(old.Hash); err != nil {

@@ -23,8 +23,9 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	case "", HashTypeMuHash, HashTypeNone:
 		cs.mu.Lock()
 		st := cs.statsLocked()
-		cs.mu.Unlock()
 		info := st.Info()
+		cs.addAssumeValid(&info)
+		cs.mu.Unlock()
 		if hashType == HashTypeNone {
 			info.MuHash = nil
 		}
@@ -39,6 +40,7 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	cs.mu.Lock()
 	st := cs.statsLocked()
 	info := st.Info()
+	cs.addAssumeValid(&info)
 	if cs.hs3Valid && cs.hs3Tip == cs.stats.BestBlock {
 		cs.mu.Unlock()
 		v := cs.hs3

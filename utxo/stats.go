@@ -181,6 +181,13 @@ type ChainstateInfo struct {
 	Transactions    uint64     `json:"transactions"`
 	TotalAmount     Amount     `json:"total_amount"`
 	TotalAmountSat  int64      `json:"total_amount_sat"`
+	// AssumeValid and AssumedValidHeight are utxod's, not gettxoutsetinfo's:
+	// the assume-valid block the node runs with (null: every script is
+	// verified, -assumevalid=0) and the height of the highest active-chain
+	// block that was connected without verifying its scripts (null: every
+	// block's scripts were verified).
+	AssumeValid        *wire.Hash `json:"assume_valid"`
+	AssumedValidHeight *int32     `json:"assumed_valid_height"`
 }
 
 // Amount is a value in satoshis that JSON-encodes as a BTC number with
