@@ -27,12 +27,16 @@ type ChainstateInfo struct {
 	Transactions    uint64  `json:"transactions" example:"1945"`
 	TotalAmount     float64 `json:"total_amount" example:"100800.00000000"`
 	TotalAmountSat  int64   `json:"total_amount_sat" example:"10080000000000"`
+	// The assume-valid block the node runs with (--assume-valid, Core's -assumevalid); null when every script is verified. Not part of gettxoutsetinfo.
+	AssumeValid *string `json:"assume_valid" example:"00000000000000000000ccebd6d74d9194d8dcdc1d177c478e094bfad51ba5ac"`
+	// Height of the highest active-chain block connected without verifying its scripts (assumed valid; every other rule was checked); null when every block's scripts were verified. Not part of gettxoutsetinfo.
+	AssumedValidHeight *int32 `json:"assumed_valid_height" example:"936327"`
 }
 
 // handleChainstate godoc
 //
 //	@Summary		UTXO-set statistics (Core's gettxoutsetinfo)
-//	@Description	hash_type muhash (default) includes the MuHash3072 digest; hash_serialized_3 adds Core's hash_serialized_3 (one scan of the coin set, cached per tip) next to muhash; none omits digests. Amounts are BTC with eight decimals.
+//	@Description	hash_type muhash (default) includes the MuHash3072 digest; hash_serialized_3 adds Core's hash_serialized_3 (one scan of the coin set, cached per tip) next to muhash; none omits digests. Amounts are BTC with eight decimals. assume_valid and assumed_valid_height say whether and up to which height scripts were assumed valid (Core's assume-valid) instead of verified.
 //	@Tags			chainstate
 //	@Produce		json
 //	@Param			hash_type	query		string	false	"digest to include"	Enums(muhash, hash_serialized_3, none)	default(muhash)

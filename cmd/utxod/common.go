@@ -30,6 +30,8 @@ type commonFlags struct {
 	cacheMB      int
 	minFreeMB    int
 	scriptEngine string
+	assumeValid  string // "" the network's default
+	minChainWork string // "" the network's default
 }
 
 // Defaults of the shared flags. Each has one source: the flag registrations
@@ -55,6 +57,8 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.scriptEngine, "script-engine", defaultScriptEngine, "script engine: utxod (own interpreter on libsecp256k1) or txscript (btcd's, the control arm)")
 	fs.IntVar(&c.cacheMB, "cache-mb", defaultCacheMB, cacheHelp)
 	fs.IntVar(&c.minFreeMB, "min-free-mb", int(diskspace.DefaultMinFreeBytes>>20), "free space (MiB) every flush must leave on the datadir's filesystem beyond what it writes, as Core's CheckDiskSpace; 0 turns the pre-flush check off")
+	fs.StringVar(&c.assumeValid, "assume-valid", "", "assume-valid block hash, Core's -assumevalid: the scripts (only they) of its ancestors buried more than two weeks of work under the best header are not verified; 0 verifies every script; empty: the network's default (Core's defaultAssumeValid; none on regtest)")
+	fs.StringVar(&c.minChainWork, "min-chain-work", "", "minimum chain work (hex) of the best header before --assume-valid skips any script, Core's -minimumchainwork; empty: the network's default (Core's nMinimumChainWork; 0 on regtest)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 }
@@ -63,8 +67,12 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 // bad value or a store this build lacks is a usage error (exit 2) with one
 // line saying what is wrong.
 func (c *commonFlags) check() error {
-	if _, err := params.ByName(c.network); err != nil {
+	p, err := params.ByName(c.network)
+	if err != nil {
 		return fmt.Errorf("--network: %w", err)
+	}
+	if _, err := c.assumeValidFor(p); err != nil {
+		return err
 	}
 	if err := backends.Available(c.backend); err != nil {
 		return fmt.Errorf("--backend %s: %w", c.backend, err)
@@ -182,11 +190,36 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	return p, v, nil
 }
 
+// assumeValidFor is the assume-valid setting the flags give on p: the
+// network's default unless --assume-valid / --min-chain-work override it.
+func (c *commonFlags) assumeValidFor(p *params.Params) (validate.AssumeValid, error) {
+	av := validate.DefaultAssumeValid(p)
+	if c.assumeValid != "" {
+		h, err := validate.ParseUserHash(c.assumeValid)
+		if err != nil {
+			return av, fmt.Errorf("--assume-valid: %w (or 0 to verify every script)", err)
+		}
+		av.Block = h
+	}
+	if c.minChainWork != "" {
+		w, err := validate.ParseUserWork(c.minChainWork)
+		if err != nil {
+			return av, fmt.Errorf("--min-chain-work: %w", err)
+		}
+		av.MinimumChainWork = w
+	}
+	return av, nil
+}
+
 // openChainstate opens the chainstate the flags describe: in memory when
 // --datadir is empty, otherwise the persistent store in the datadir.
 // The returned close function flushes and closes the store.
 func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.Config)) (*chainstate.Chainstate, func() error, error) {
 	p, v, err := c.validator(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	av, err := c.assumeValidFor(p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +240,7 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		store = kvs
 		closeKV = kv.Close
 	}
-	cfg := chainstate.Config{Params: p, Validator: v, Store: store, Log: log}
+	cfg := chainstate.Config{Params: p, Validator: v, Store: store, Log: log, AssumeValid: av}
 	for _, f := range tune {
 		f(&cfg)
 	}

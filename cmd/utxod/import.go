@@ -42,8 +42,11 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 
 Reads Core's block-file framing (4-byte network magic, 4-byte LE length, block;
 zero padding skipped; blocks may be out of order: they wait for their parent),
-fully validates and connects the blocks. With --datadir the chainstate is
-persistent and a later import resumes where this one stopped; without it the
+fully validates and connects the blocks. Headers first, as Core syncs: the
+80-byte header of every record of every file is read and checked before any
+block connects, so --assume-valid (default: the network's) knows the best
+header; the JSON's assume_valid and assumed_valid_height say what was
+skipped. With --datadir the chainstate is persistent and a later import resumes where this one stopped; without it the
 chainstate lives in memory. A rejected block stops the import with exit status
 1 and a line naming its hash, height and Core reject reason.
 
@@ -121,8 +124,12 @@ Flags:`)
 			total += st.Size()
 		}
 	}
-	pr := newImportProgress(stderr, total, *progress, log)
 	start := time.Now()
+	if err := learnHeaders(cs, files, key, p.Magic, log); err != nil {
+		fmt.Fprintln(stderr, "utxod import:", err)
+		return 1
+	}
+	pr := newImportProgress(stderr, total, *progress, log)
 	depth := *pipeline
 	if depth <= 0 {
 		depth = -1
