@@ -1,10 +1,10 @@
 // Command btcdreplay replays Core-framed block files through btcd's
 // blockchain package with full validation (ProcessBlock with BFNone, no
-// checkpoints; btcd's default signature and hash caches) — the reference arm
-// of the side-by-side validation benchmark. See internal/btcdreplay for
-// exactly what is configured.
+// checkpoints unless --checkpoint HEIGHT:HASH; btcd's default signature and
+// hash caches) — the reference arm of the side-by-side validation
+// benchmark. See internal/btcdreplay for exactly what is configured.
 //
-//	btcdreplay [--network regtest] [--datadir D] [--json] FILE...
+//	btcdreplay [--network regtest] [--datadir D] [--checkpoint HEIGHT:HASH] [--json] FILE...
 //
 // Exit status: 0 when every block was accepted, 1 when btcd rejected one
 // (the block hash and btcd's error are printed) or the replay failed, 2 on
@@ -23,11 +23,13 @@ import (
 	"utxod/internal/cli"
 )
 
-const usage = `Usage: btcdreplay [--network regtest] [--datadir D] [--json] FILE...
+const usage = `Usage: btcdreplay [--network regtest] [--datadir D] [--checkpoint HEIGHT:HASH] [--json] FILE...
 
 Fully validates every block of the files (Core block-file framing) with btcd's
 blockchain.ProcessBlock(block, BFNone). A rejected block stops the replay with
-exit status 1 and a line naming its hash and btcd's error.
+exit status 1 and a line naming its hash and btcd's error. --checkpoint gives
+btcd one checkpoint, its assume-valid equivalent: no script at or below it is
+verified.
 `
 
 func main() { cli.Main(run) }
@@ -41,6 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sigCache := fs.Uint("sigcache", btcdreplay.DefaultSigCacheEntries, "btcd signature-cache and hash-cache entries (btcd's default --sigcachemaxsize)")
 	utxoCache := fs.Uint("utxocache-mib", btcdreplay.DefaultUtxoCacheMiB, "btcd UTXO cache in MiB (btcd's default --utxocachemaxsize)")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines on stderr (0: off)")
+	checkpoint := fs.String("checkpoint", "", "HEIGHT:HASH: btcd's only checkpoint (as btcd --addcheckpoint; btcd's assume-valid equivalent): the scripts of every block at or below HEIGHT are not verified, the block at HEIGHT must be HASH (default: no checkpoints, every script verified)")
 	if code, done := t.Parse(args); done {
 		return code
 	}
@@ -51,11 +54,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, _, err := btcdreplay.ChainParams(*network); err != nil {
 		return t.UsageError(err)
 	}
+	var cp *btcdreplay.Checkpoint
+	if *checkpoint != "" {
+		var err error
+		if cp, err = btcdreplay.ParseCheckpoint(*checkpoint); err != nil {
+			return t.UsageError(fmt.Errorf("--checkpoint: %w", err))
+		}
+	}
 	log := t.Log
 	s, err := btcdreplay.Run(ctx, btcdreplay.Config{
 		Network: *network, DataDir: *datadir,
 		SigCacheEntries: *sigCache, HashCacheEntries: *sigCache, UtxoCacheMiB: *utxoCache,
-		Log: log, Progress: *progress,
+		Log: log, Progress: *progress, Checkpoint: cp,
 	}, files)
 	if err != nil {
 		var re *btcdreplay.RejectError

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,21 @@ func TestCLI(t *testing.T) {
 	}
 	if code := run(context.Background(), nil, &stdout, &stderr); code != 2 {
 		t.Fatalf("no files: exit %d", code)
+	}
+	// --checkpoint at the tip: the summary names it.
+	stdout.Reset()
+	if code := run(context.Background(), []string{"--network", "regtest", "--json", "--checkpoint", fmt.Sprintf("%d:%s", sum.Height, sum.Tip), good}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--checkpoint: exit %d: %s", code, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s["checkpoints"] != 1.0 || s["checkpoint_height"] != float64(sum.Height) || s["checkpoint_hash"] != sum.Tip.String() {
+		t.Fatalf("summary %v", s)
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"--network", "regtest", "--checkpoint", "12", good}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--checkpoint") {
+		t.Fatalf("bad --checkpoint: exit %d: %s", code, stderr.String())
 	}
 }
 

@@ -12,7 +12,12 @@
 // go.mod), except for the things a replay has no use for:
 //
 //   - Checkpoints: none (Config.Checkpoints nil, as `btcd --nocheckpoints`),
-//     so script validation is never skipped below a checkpoint.
+//     so script validation is never skipped below a checkpoint; or, with
+//     Config.Checkpoint, exactly one (as `btcd --addcheckpoint`): btcd's
+//     assume-valid equivalent, it skips the scripts of every block at or
+//     below the checkpoint's height (checkConnectBlock: runScripts is false
+//     for node.height <= LatestCheckpoint().Height), requires the block at
+//     that height to have the checkpoint's hash, and refuses forks below it.
 //   - SigCache: txscript.NewSigCache(100000) (btcd's default
 //     --sigcachemaxsize).
 //   - HashCache: txscript.NewHashCache(100000) (the node sizes it by
@@ -46,6 +51,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/btcsuite/btcd/blockchain"
@@ -90,6 +97,33 @@ type Config struct {
 	Log *slog.Logger
 	// Progress is the interval of progress log lines (0: none).
 	Progress time.Duration
+	// Checkpoint, when set, is btcd's only checkpoint (see the package
+	// documentation); nil: none.
+	Checkpoint *Checkpoint
+}
+
+// Checkpoint is a block btcd is told is on the valid chain.
+type Checkpoint struct {
+	Height int32
+	Hash   wire.Hash
+}
+
+// ParseCheckpoint parses HEIGHT:HASH (btcd's --addcheckpoint syntax; the
+// hash in display order).
+func ParseCheckpoint(s string) (*Checkpoint, error) {
+	hs, hash, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, fmt.Errorf("btcdreplay: checkpoint %q: want HEIGHT:HASH", s)
+	}
+	height, err := strconv.ParseInt(hs, 10, 32)
+	if err != nil || height < 1 {
+		return nil, fmt.Errorf("btcdreplay: checkpoint %q: height must be a positive integer", s)
+	}
+	h, err := wire.ParseHash(hash)
+	if err != nil {
+		return nil, fmt.Errorf("btcdreplay: checkpoint %q: %w", s, err)
+	}
+	return &Checkpoint{Height: int32(height), Hash: h}, nil
 }
 
 // Summary is what a replay did. Its JSON is what `btcdreplay --json`
@@ -113,12 +147,16 @@ type Summary struct {
 	Tip         wire.Hash `json:"tip"`
 	WallSeconds float64   `json:"wall_seconds"`
 	// The configuration, stated so a result names what was measured.
-	Flags            string `json:"flags"`
-	Checkpoints      int    `json:"checkpoints"`
-	SigCacheEntries  uint   `json:"sig_cache_entries"`
-	HashCacheEntries uint   `json:"hash_cache_entries"`
-	UtxoCacheMiB     uint   `json:"utxo_cache_mib"`
-	Database         string `json:"database"`
+	Flags       string `json:"flags"`
+	Checkpoints int    `json:"checkpoints"`
+	// CheckpointHeight and CheckpointHash are the checkpoint's, when set:
+	// the scripts of blocks at or below it were not verified.
+	CheckpointHeight *int32     `json:"checkpoint_height,omitempty"`
+	CheckpointHash   *wire.Hash `json:"checkpoint_hash,omitempty"`
+	SigCacheEntries  uint       `json:"sig_cache_entries"`
+	HashCacheEntries uint       `json:"hash_cache_entries"`
+	UtxoCacheMiB     uint       `json:"utxo_cache_mib"`
+	Database         string     `json:"database"`
 }
 
 // RejectError is a block btcd refused (or could not decode).
@@ -245,10 +283,20 @@ func Open(cfg Config) (*Replayer, error) {
 		r.removeTemp()
 		return nil, fmt.Errorf("btcdreplay: ffldb %s: %w", dbPath, err)
 	}
+	var checkpoints []chaincfg.Checkpoint
+	if cp := cfg.Checkpoint; cp != nil {
+		if cp.Height < 1 {
+			r.db.Close()
+			r.removeTemp()
+			return nil, fmt.Errorf("btcdreplay: checkpoint height %d: must be positive", cp.Height)
+		}
+		h := chainhash.Hash(cp.Hash)
+		checkpoints = []chaincfg.Checkpoint{{Height: cp.Height, Hash: &h}}
+	}
 	r.chain, err = blockchain.New(&blockchain.Config{
 		DB:               r.db,
 		ChainParams:      bp,
-		Checkpoints:      nil,
+		Checkpoints:      checkpoints,
 		TimeSource:       blockchain.NewMedianTime(),
 		SigCache:         txscript.NewSigCache(cfg.SigCacheEntries),
 		HashCache:        txscript.NewHashCache(cfg.HashCacheEntries),
@@ -260,9 +308,13 @@ func Open(cfg Config) (*Replayer, error) {
 		return nil, fmt.Errorf("btcdreplay: blockchain.New: %w", err)
 	}
 	r.sum = Summary{
-		Network: up.Name, BtcdVersion: BtcdVersion(), Flags: "BFNone", Checkpoints: 0,
+		Network: up.Name, BtcdVersion: BtcdVersion(), Flags: "BFNone", Checkpoints: len(checkpoints),
 		SigCacheEntries: cfg.SigCacheEntries, HashCacheEntries: cfg.HashCacheEntries,
 		UtxoCacheMiB: cfg.UtxoCacheMiB, Database: "ffldb",
+	}
+	if cp := cfg.Checkpoint; cp != nil {
+		height, hash := cp.Height, cp.Hash
+		r.sum.CheckpointHeight, r.sum.CheckpointHash = &height, &hash
 	}
 	return r, nil
 }

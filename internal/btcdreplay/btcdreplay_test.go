@@ -211,3 +211,55 @@ func TestChainParams(t *testing.T) {
 		t.Fatal("simnet accepted")
 	}
 }
+
+// With a checkpoint at the block whose only defect is a bad signature,
+// btcd skips its scripts and accepts it (btcd's assume-valid equivalent);
+// a checkpoint one block lower verifies it and refuses it; a checkpoint
+// whose hash is not the chain's block at its height refuses that block.
+func TestCheckpoint(t *testing.T) {
+	data, bad := badSignatureCorpus(t)
+	_, sum := corpus(t)
+	path := writeFile(t, "bad.dat", data)
+	blocks, err := wire.ReadAllBlocks(bytes.NewReader(data), params.RegTest().Magic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := wire.DoubleSHA256(blocks[len(blocks)-2][:wire.HeaderSize])
+
+	s, err := Run(context.Background(), Config{Network: "regtest", Checkpoint: &Checkpoint{Height: sum.Height, Hash: bad}}, []string{path})
+	if err != nil {
+		t.Fatalf("checkpoint at the bad block: %v", err)
+	}
+	if s.Tip != bad || s.Height != sum.Height || s.Checkpoints != 1 || *s.CheckpointHeight != sum.Height || *s.CheckpointHash != bad {
+		t.Fatalf("summary %+v", s)
+	}
+
+	_, err = Run(context.Background(), Config{Network: "regtest", Checkpoint: &Checkpoint{Height: sum.Height - 1, Hash: parent}}, []string{path})
+	var rule blockchain.RuleError
+	if !errors.As(err, &rule) || rule.ErrorCode != blockchain.ErrScriptValidation {
+		t.Fatalf("checkpoint below the bad block: %v, want ErrScriptValidation", err)
+	}
+
+	_, err = Run(context.Background(), Config{Network: "regtest", Checkpoint: &Checkpoint{Height: sum.Height, Hash: parent}}, []string{path})
+	var re *RejectError
+	if !errors.As(err, &re) || re.Hash != bad || !errors.As(err, &rule) || rule.ErrorCode != blockchain.ErrBadCheckpoint {
+		t.Fatalf("wrong checkpoint hash: %v, want ErrBadCheckpoint for %s", err, bad)
+	}
+	if _, err := Open(Config{Network: "regtest", Checkpoint: &Checkpoint{Height: 0, Hash: bad}}); err == nil {
+		t.Fatal("checkpoint at height 0 accepted")
+	}
+}
+
+func TestParseCheckpoint(t *testing.T) {
+	h := "0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"
+	want, _ := wire.ParseHash(h)
+	cp, err := ParseCheckpoint("1234:" + h)
+	if err != nil || cp.Height != 1234 || cp.Hash != want {
+		t.Fatalf("%+v %v", cp, err)
+	}
+	for _, s := range []string{"", "1234", "x:" + h, "0:" + h, "-1:" + h, "1234:abc", "99999999999:" + h} {
+		if _, err := ParseCheckpoint(s); err == nil {
+			t.Errorf("ParseCheckpoint(%q) accepted", s)
+		}
+	}
+}
