@@ -4,7 +4,7 @@
 //
 //	chaingen --profile early|modern (--blocks N | --target-inputs N) --seed S --out FILE
 //	         [--reorgs K] [--network regtest] [--json] [--workers W]
-//	         [--max-block-weight W] [--max-txs N] [--ramp H] [--keys N]
+//	         [--max-block-weight W] [--max-txs N] [--ramp H] [--keys N] [--bury N]
 package main
 
 import (
@@ -21,7 +21,7 @@ import (
 	"utxod/params"
 )
 
-const usage = "Usage: chaingen --profile early|modern (--blocks N | --target-inputs N) --seed S --out FILE [--reorgs K] [--json]\n"
+const usage = "Usage: chaingen --profile early|modern (--blocks N | --target-inputs N) --seed S --out FILE [--reorgs K] [--bury N] [--json]\n"
 
 func main() { cli.Main(run) }
 
@@ -43,6 +43,7 @@ func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	keys := fs.Int("keys", 0, "size of the deterministic key table (default 4096)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	startTime := fs.Uint("start-time", 0, "earliest block time, Unix seconds (default 1333238400, btcd's BIP16 switch time)")
+	bury := fs.Int("bury", 0, "append this many coinbase-only blocks after the chain (2017: the chain's transactions lie more than two weeks of regtest work under the tip, as Core's assume-valid needs to skip their scripts)")
 	if code, done := t.Parse(args); done {
 		return code
 	}
@@ -56,7 +57,7 @@ func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	g, err := chaingen.New(chaingen.Config{
 		Profile: *profile, Params: p, Seed: *seed, Blocks: *blocks, TargetInputs: *target,
 		Reorgs: *reorgs, Workers: *workers, MaxBlockWeight: *maxWeight, MaxTxs: *maxTxs, Ramp: *ramp, Keys: *keys,
-		StartTime: uint32(*startTime),
+		StartTime: uint32(*startTime), Bury: *bury,
 	})
 	if err != nil {
 		return t.UsageError(err)

@@ -88,6 +88,9 @@ func (g *Generator) block(st *state) error {
 	if r.IntN(50) == 0 && b.height > int32(g.ramp/10) {
 		target = g.maxW // now and then a full block
 	}
+	if g.burying {
+		target = 0
+	}
 	frac := 0.3
 	if g.modern {
 		frac = 0.5

@@ -442,3 +442,47 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestBury: Bury appends coinbase-only blocks to the very chain the same
+// config makes without it, and the result validates.
+func TestBury(t *testing.T) {
+	cfg := Config{Profile: ProfileEarly, Seed: 3, TargetInputs: 300, MaxTxs: 20}
+	plain, ps, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Bury = 25
+	buried, bs, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(buried, plain) {
+		t.Fatal("the buried chain does not start with the plain one")
+	}
+	if bs.Height != ps.Height+25 || bs.Inputs != ps.Inputs || bs.Txs != ps.Txs+25 {
+		t.Fatalf("buried %+v, plain %+v", bs, ps)
+	}
+	blocks := readBlocks(t, buried)
+	for _, raw := range blocks[len(blocks)-25:] {
+		b, err := wire.ParseBlock(raw)
+		if err != nil || len(b.Txs) != 1 {
+			t.Fatalf("burial block: %d txs, %v", len(b.Txs), err)
+		}
+	}
+	p := params.RegTest()
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: chainstate.NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range blocks {
+		if _, err := cs.ProcessBlock(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cs.Tip().Hash != bs.Tip {
+		t.Fatal("tip differs")
+	}
+	if _, err := New(Config{Profile: ProfileEarly, Blocks: 5, Bury: -1}); err == nil {
+		t.Fatal("negative burial accepted")
+	}
+}

@@ -73,6 +73,11 @@ type Config struct {
 	Keys int
 	// StartTime is the earliest header time (0: DefaultStartTime).
 	StartTime uint32
+	// Bury appends that many coinbase-only blocks once the chain is done,
+	// so its transactions lie deep under the tip: 2017 puts them more than
+	// two weeks of regtest work under it, which Core's assume-valid
+	// requires before it skips their scripts (0: none).
+	Bury int
 }
 
 // Summary describes a generated file. Counts named Best* and Txs/Inputs/
@@ -115,6 +120,7 @@ type Generator struct {
 	bytes    int64
 	blocks   int64
 	branchID uint32
+	burying  bool // coinbase-only blocks (Config.Bury)
 	// Total file counters.
 	fileTxs, fileInputs int64
 }
@@ -135,6 +141,9 @@ func New(cfg Config) (*Generator, error) {
 	}
 	if cfg.Reorgs < 0 {
 		return nil, errors.New("chaingen: negative reorg count")
+	}
+	if cfg.Bury < 0 {
+		return nil, errors.New("chaingen: negative burial")
 	}
 	if cfg.Blocks > 0 && cfg.Reorgs > 0 && cfg.Blocks < 12*(cfg.Reorgs+1) {
 		return nil, fmt.Errorf("chaingen: %d blocks are too few for %d reorgs (need %d)", cfg.Blocks, cfg.Reorgs, 12*(cfg.Reorgs+1))
@@ -232,6 +241,12 @@ func (g *Generator) Run(out io.Writer) (*Summary, error) {
 			events = events[1:]
 			continue
 		}
+		if err := g.block(st); err != nil {
+			return nil, err
+		}
+	}
+	g.burying = true
+	for range g.cfg.Bury {
 		if err := g.block(st); err != nil {
 			return nil, err
 		}
