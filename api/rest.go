@@ -163,7 +163,7 @@ func (s *Server) chainInfo() ChainInfo {
 	ci := ChainInfo{
 		Chain:         chainName(s.params.Name),
 		Blocks:        tip.Height,
-		Headers:       tip.Height,
+		Headers:       s.chain.BestHeader().Height, // Core: m_best_header (headers-first import learns them ahead)
 		BestBlockHash: tip.Hash.String(),
 		Bits:          fmt.Sprintf("%08x", tip.Header.Bits),
 		Target:        targetHex(tip.Header.Bits),
@@ -188,7 +188,7 @@ func (s *Server) chainInfo() ChainInfo {
 // restChainInfo godoc
 //
 //	@Summary		Chain state (Core's getblockchaininfo)
-//	@Description	Bitcoin Core REST /rest/chaininfo.json. headers equals blocks (utxod learns headers with their blocks); verificationprogress is estimated from the tip's timestamp; size_on_disk is the datadir size (0 in memory).
+//	@Description	Bitcoin Core REST /rest/chaininfo.json. headers is the best header's height (above blocks after a headers-first import that has not connected every block); verificationprogress is estimated from the tip's timestamp; size_on_disk is the datadir size (0 in memory).
 //	@Tags			core-rest
 //	@Produce		json
 //	@Success		200	{object}	ChainInfo

@@ -22,7 +22,7 @@ import (
 // and JavaScript).
 
 func TestRESTChainInfo(t *testing.T) {
-	s, _, blocks := mainnetServer(t, 14)
+	s, cs, blocks := mainnetServer(t, 14)
 	rec := do(t, s, "GET", "/rest/chaininfo.json", nil)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" || !strings.HasSuffix(rec.Body.String(), "}\n") {
 		t.Fatalf("%d %q %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
@@ -42,6 +42,23 @@ func TestRESTChainInfo(t *testing.T) {
 		if ci[k] != v {
 			t.Errorf("%s = %v, want %v", k, ci[k], v)
 		}
+	}
+	// Headers known ahead of their blocks (headers-first) count in
+	// "headers", as Core's m_best_header, not in "blocks".
+	var hs []wire.Header
+	for _, raw := range blocks[15:40] {
+		h, err := wire.ParseHeader(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	if hr := cs.AcceptHeaders(hs); hr.Added != len(hs) {
+		t.Fatalf("headers: %+v", hr)
+	}
+	decodeJSON(t, do(t, s, "GET", "/rest/chaininfo.json", nil), &ci)
+	if ci["blocks"] != 14.0 || ci["headers"] != 39.0 {
+		t.Errorf("after headers-first: blocks %v headers %v, want 14 and 39", ci["blocks"], ci["headers"])
 	}
 	for _, target := range []string{"/rest/chaininfo", "/rest/chaininfo.bin", "/rest/chaininfo.hex", "/rest/chaininfo.xml"} {
 		rec := do(t, s, "GET", target, nil)

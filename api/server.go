@@ -28,6 +28,7 @@ type Chain interface {
 	Info(hashType string) (utxo.ChainstateInfo, error)
 	Coin(op utxo.Outpoint) (utxo.Coin, bool, error)
 	Tip() *validate.BlockNode
+	BestHeader() *validate.BlockNode
 	Lookup(hash wire.Hash) *validate.BlockNode
 	AtHeight(h int32) *validate.BlockNode
 	Flush() error
