@@ -550,7 +550,7 @@ func (s *Server) restGetUTXOs(w http.ResponseWriter, r *http.Request, rest strin
 		}
 		writeBinOrHex(w, f, b)
 	default:
-		ap := addrParamsFor(s.params.Name)
+		ap := s.params
 		out := getUTXOsJSON{ChainHeight: tip.Height, ChaintipHash: tip.Hash, Bitmap: bitstr.String(), UTXOs: make([]getUTXOsOutJSON, 0, len(coins))}
 		for _, c := range coins {
 			out.UTXOs = append(out.UTXOs, getUTXOsOutJSON{Height: int32(c.Height), Value: utxo.Amount(c.Value), ScriptPubKey: describeScript(c.Script, ap)})

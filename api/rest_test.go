@@ -433,9 +433,16 @@ func TestDescribeScript(t *testing.T) {
 	if ms.Type != "multisig" || !strings.HasPrefix(ms.Desc, "multi(1,"+k1+","+k2+")#") || ms.Address != "" {
 		t.Errorf("multisig %+v", ms)
 	}
-	// An invalid pubkey (not on the curve): still "pubkey", but raw().
+	// A key off the curve: still "pubkey", and pk() because Core's
+	// InferPubkey checks only the header byte (CPubKey::IsValidNonHybrid,
+	// script/descriptor.cpp), not the point.
 	bad := "21" + "02" + strings.Repeat("00", 32) + "ac"
-	if pk := describeScript(mustHex(bad), main); pk.Type != "pubkey" || !strings.HasPrefix(pk.Desc, "raw(") {
+	if pk := describeScript(mustHex(bad), main); pk.Type != "pubkey" || !strings.HasPrefix(pk.Desc, "pk(02"+strings.Repeat("00", 32)+")#") {
 		t.Errorf("invalid pubkey %+v", pk)
+	}
+	// A hybrid key is raw() (descriptor_tests.cpp CheckInferDescriptor).
+	hybrid := "4106" + "9228de6902abb4f541791f6d7f925b10e2078ccb1298856e5ea5cc5fd667f930eac37a00cc07f9a91ef3c2d17bf7a17db04552ff90ac312a5b8b4caca6c97aa4" + "ac"
+	if pk := describeScript(mustHex(hybrid), main); pk.Type != "pubkey" || !strings.HasPrefix(pk.Desc, "raw("+hybrid+")#") {
+		t.Errorf("hybrid pubkey %+v", pk)
 	}
 }

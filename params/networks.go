@@ -43,6 +43,12 @@ const (
 	mainPowLimit = "00000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
 )
 
+// BIP32 extended-key versions shared by every test network (tpub, tprv).
+var (
+	testExtPubKey = [4]byte{0x04, 0x35, 0x87, 0xcf}
+	testExtSecKey = [4]byte{0x04, 0x35, 0x83, 0x94}
+)
+
 // MainNet returns the parameters of Bitcoin mainnet.
 func MainNet() *Params {
 	return Params{
@@ -79,6 +85,13 @@ func MainNet() *Params {
 
 		MinimumChainWork:   mustBig("0000000000000000000000000000000000000001128750f82f4c366153a3a030"),
 		DefaultAssumeValid: mustHash("00000000000000000000ccebd6d74d9194d8dcdc1d177c478e094bfad51ba5ac"), // 938343
+
+		Base58PubKeyHash: 0x00,
+		Base58ScriptHash: 0x05,
+		Base58SecretKey:  0x80,
+		ExtPubKeyVersion: [4]byte{0x04, 0x88, 0xb2, 0x1e},
+		ExtSecKeyVersion: [4]byte{0x04, 0x88, 0xad, 0xe4},
+		Bech32HRP:        "bc",
 	}.withGenesisHash()
 }
 
@@ -115,6 +128,13 @@ func TestNet3() *Params {
 
 		MinimumChainWork:   mustBig("0000000000000000000000000000000000000000000017dde1c649f3708d14b6"),
 		DefaultAssumeValid: mustHash("000000007a61e4230b28ac5cb6b5e5a0130de37ac1faf2f8987d2fa6505b67f4"), // 4842348
+
+		Base58PubKeyHash: 0x6f,
+		Base58ScriptHash: 0xc4,
+		Base58SecretKey:  0xef,
+		ExtPubKeyVersion: testExtPubKey,
+		ExtSecKeyVersion: testExtSecKey,
+		Bech32HRP:        "tb",
 	}.withGenesisHash()
 }
 
@@ -147,6 +167,13 @@ func TestNet4() *Params {
 
 		MinimumChainWork:   mustBig("0000000000000000000000000000000000000000000009a0fe15d0177d086304"),
 		DefaultAssumeValid: mustHash("0000000002368b1e4ee27e2e85676ae6f9f9e69579b29093e9a82c170bf7cf8a"), // 123613
+
+		Base58PubKeyHash: 0x6f,
+		Base58ScriptHash: 0xc4,
+		Base58SecretKey:  0xef,
+		ExtPubKeyVersion: testExtPubKey,
+		ExtSecKeyVersion: testExtSecKey,
+		Bech32HRP:        "tb",
 	}.withGenesisHash()
 }
 
@@ -196,6 +223,13 @@ func SigNetWithChallenge(challenge []byte) *Params {
 		TaprootHeight: 0, // ALWAYS_ACTIVE
 
 		SignetChallenge: ch,
+
+		Base58PubKeyHash: 0x6f,
+		Base58ScriptHash: 0xc4,
+		Base58SecretKey:  0xef,
+		ExtPubKeyVersion: testExtPubKey,
+		ExtSecKeyVersion: testExtSecKey,
+		Bech32HRP:        "tb",
 	}.withGenesisHash()
 }
 
@@ -228,6 +262,13 @@ func RegTest() *Params {
 		CSVHeight:     1,
 		SegwitHeight:  0,
 		TaprootHeight: 0, // ALWAYS_ACTIVE
+
+		Base58PubKeyHash: 0x6f,
+		Base58ScriptHash: 0xc4,
+		Base58SecretKey:  0xef,
+		ExtPubKeyVersion: testExtPubKey,
+		ExtSecKeyVersion: testExtSecKey,
+		Bech32HRP:        "bcrt",
 	}.withGenesisHash()
 }
 

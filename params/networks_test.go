@@ -255,3 +255,37 @@ func TestAssumeValidDefaults(t *testing.T) {
 		t.Error("SigNet() values share state")
 	}
 }
+
+// TestAddressPrefixes checks the address and key encodings against Core's
+// src/kernel/chainparams.cpp (base58Prefixes, bech32_hrp).
+func TestAddressPrefixes(t *testing.T) {
+	xpub, xprv := [4]byte{0x04, 0x88, 0xB2, 0x1E}, [4]byte{0x04, 0x88, 0xAD, 0xE4}
+	tpub, tprv := [4]byte{0x04, 0x35, 0x87, 0xCF}, [4]byte{0x04, 0x35, 0x83, 0x94}
+	for _, tc := range []struct {
+		p            *Params
+		pkh, sh, wif byte
+		extPub       [4]byte
+		extSec       [4]byte
+		hrp          string
+	}{
+		{MainNet(), 0, 5, 128, xpub, xprv, "bc"},
+		{TestNet3(), 111, 196, 239, tpub, tprv, "tb"},
+		{TestNet4(), 111, 196, 239, tpub, tprv, "tb"},
+		{SigNet(), 111, 196, 239, tpub, tprv, "tb"},
+		{RegTest(), 111, 196, 239, tpub, tprv, "bcrt"},
+	} {
+		p := tc.p
+		if p.Base58PubKeyHash != tc.pkh || p.Base58ScriptHash != tc.sh || p.Base58SecretKey != tc.wif ||
+			p.ExtPubKeyVersion != tc.extPub || p.ExtSecKeyVersion != tc.extSec || p.Bech32HRP != tc.hrp {
+			t.Errorf("%s: prefixes %d %d %d %x %x %q", p.Name, p.Base58PubKeyHash, p.Base58ScriptHash,
+				p.Base58SecretKey, p.ExtPubKeyVersion, p.ExtSecKeyVersion, p.Bech32HRP)
+		}
+	}
+	if n := len(All()); n != 5 {
+		t.Errorf("All() has %d networks", n)
+	}
+	custom := SigNetWithChallenge([]byte{0x51})
+	if custom.Bech32HRP != "tb" || custom.Base58PubKeyHash != 111 {
+		t.Errorf("custom signet prefixes %+v", custom)
+	}
+}

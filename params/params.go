@@ -60,6 +60,16 @@ type Params struct {
 	// MinimumChainWork is Core's nMinimumChainWork: the work the best header
 	// must have before assume-valid may skip any script (nil: zero).
 	MinimumChainWork *big.Int
+
+	// Address and key encodings (Core's base58Prefixes and bech32_hrp).
+	// They are not consensus but belong to the network: an address of one
+	// network must not decode on another.
+	Base58PubKeyHash byte    // P2PKH version byte (PUBKEY_ADDRESS)
+	Base58ScriptHash byte    // P2SH version byte (SCRIPT_ADDRESS)
+	Base58SecretKey  byte    // WIF version byte (SECRET_KEY)
+	ExtPubKeyVersion [4]byte // BIP32 xpub/tpub version (EXT_PUBLIC_KEY)
+	ExtSecKeyVersion [4]byte // BIP32 xprv/tprv version (EXT_SECRET_KEY)
+	Bech32HRP        string  // segwit address human-readable part
 }
 
 // ByName returns the parameters for a network name. Accepted names: main
@@ -97,4 +107,10 @@ func (p *Params) Subsidy(height int32) int64 {
 		return 0
 	}
 	return (50 * 100_000_000) >> uint(halvings)
+}
+
+// All returns fresh parameters of every network ByName knows, in the order
+// main, testnet3, testnet4, signet (default challenge), regtest.
+func All() []*Params {
+	return []*Params{MainNet(), TestNet3(), TestNet4(), SigNet(), RegTest()}
 }
