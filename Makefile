@@ -4,7 +4,7 @@ TAGS    ?= rocksdb
 BIN     ?= bin
 DATADIR ?= ./data
 
-.PHONY: all build test test-short vet fmt generate bench run torture gate clean fuzz-short deps-build deps-test
+.PHONY: all build test test-short vet fmt generate bench run torture gate clean fuzz-short deps-build deps-test test-esplora-client
 
 all: build
 
@@ -49,6 +49,13 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTx$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderReader$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME) ./utxo/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./address/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./descriptor/
+
+# The published Esplora client @mempool/mempool.js (npm) against a test
+# server (api's TestMempoolJSClient); needs node and npm.
+test-esplora-client:
+	UTXOD_MEMPOOLJS=$$(sh scripts/mempooljs.sh) $(GO) test -tags '$(TAGS)' -count=1 -run TestMempoolJSClient -v ./api/
 
 vet: deps-build
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)

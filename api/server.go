@@ -16,6 +16,7 @@ import (
 
 	"utxod/chainstate"
 	"utxod/params"
+	"utxod/scripthash"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -56,6 +57,13 @@ type Config struct {
 	// Now is the clock (default time.Now), used for
 	// initialblockdownload and verificationprogress.
 	Now func() time.Time
+	// Index, Coins and UTXOLimit configure the address routes (esplora.go,
+	// addresses.go, scan.go): the store's scripthash index (nil or
+	// ErrNoIndex: none), the coin set scanned without it (nil: Chain if it
+	// is a scripthash.CoinSource), the Esplora /utxo limit (0: none).
+	Index     scripthash.Index
+	Coins     scripthash.CoinSource
+	UTXOLimit int
 }
 
 // Server serves the utxod HTTP API. Create it with New; it is safe for
@@ -84,6 +92,7 @@ type Server struct {
 	nodeMu sync.RWMutex
 
 	orphans orphanSet
+	addr    *addrService
 }
 
 // New returns a Server for cfg.
@@ -123,6 +132,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		return -1
 	})
+	s.addr = newAddrService(cfg)
 	s.docsUI = newDocsUI()
 	s.metricsHandler = s.metrics.handler()
 	s.handler = s.routes()
@@ -177,7 +187,9 @@ func (s *Server) routes() http.Handler {
 		r.Get("/tip", s.handleTip)
 		r.Get("/chainstate", s.handleChainstate)
 		r.Get("/utxos/{txid}/{vout}", s.handleUTXO)
+		s.addressRoutes(r)
 	})
+	r.Route("/api", s.esploraRoutes)
 
 	// Bitcoin Core's REST interface (src/rest.cpp): dispatched by prefix
 	// like Core does, so the URI parsing matches Core's.

@@ -383,7 +383,7 @@ func TestExpandLimits(t *testing.T) {
 		t.Errorf("/*' from a tpub: %v", err)
 	}
 	// The script budget.
-	if _, err := Expand(context.Background(), []ScanObject{{Desc: "combo(" + tpub + "/*)"}}, reg, 100); !errors.Is(err, ErrRange) {
+	if _, err := Expand(context.Background(), []ScanObject{{Desc: "combo(" + tpub + "/*)"}}, reg, 100); !errors.Is(err, ErrTooManyScripts) {
 		t.Errorf("over budget: %v", err)
 	}
 	// Cancellation.

@@ -16,9 +16,11 @@ var (
 	ErrUnsupported = errors.New("unsupported descriptor")
 	// ErrPrivateKeyNeeded: hardened derivation from an xpub.
 	ErrPrivateKeyNeeded = errors.New("descriptor needs a private key")
-	// ErrRange: a scan range Core's ParseDescriptorRange refuses, or more
-	// expansion than the caller allows.
+	// ErrRange: a scan range Core's ParseDescriptorRange refuses.
 	ErrRange = errors.New("bad descriptor range")
+	// ErrTooManyScripts: scan objects that expand to more scripts than the
+	// caller allows.
+	ErrTooManyScripts = errors.New("descriptors expand to too many scripts")
 )
 
 // Error is a parse or expansion failure. Msg follows Core's error text

@@ -85,8 +85,11 @@ func Expand(ctx context.Context, objs []ScanObject, p *params.Params, maxScripts
 					return nil, err
 				}
 				total += len(s)
-				if total > maxScripts {
-					return nil, &Error{Kind: ErrRange, Msg: fmt.Sprintf("scan object %d: the scan objects expand to more than %d scripts", i, maxScripts)}
+				// Each position gives as many scripts as the first: refuse
+				// an over-budget range before deriving it.
+				projected := total + len(s)*int(r.End-pos)
+				if total > maxScripts || pos == r.Begin && projected > maxScripts {
+					return nil, &Error{Kind: ErrTooManyScripts, Msg: fmt.Sprintf("scan object %d: the scan objects expand to more than %d scripts", i, maxScripts)}
 				}
 				scripts = append(scripts, s...)
 			}

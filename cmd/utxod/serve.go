@@ -39,6 +39,7 @@ type serveFlags struct {
 	cookieFile      string
 	allowRemote     bool
 	shutdownTimeout time.Duration
+	utxosLimit      int
 }
 
 const serveUsage = `Usage: utxod serve [flags]
@@ -47,7 +48,9 @@ Serves the HTTP API (see /docs and /openapi.json): POST /v1/blocks submits a
 block (raw or hex body, "Authorization: Bearer <token>" required), GET
 /v1/chainstate, /v1/utxos/{txid}/{vout}, /v1/blocks/{hash}, /v1/tip,
 /v1/blocks/height/{h}, Bitcoin Core's REST endpoints under /rest/, /healthz
-and /metrics.
+and /metrics; Esplora's routes under /api/ (tip, block-height, block status,
+address and scripthash UTXOs), /v1/address/{a}/utxos with a cursor,
+/v1/utxos/batch and POST /v1/scan (Core's scantxoutset).
 
 At start a random token is written to DATADIR/.cookie (mode 0600; with no
 datadir, to --cookie-file or a fresh temporary directory, printed at start)
@@ -70,6 +73,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cookieFile, "cookie-file", "", "where to write the bearer token (default DATADIR/.cookie, or a temporary directory without --datadir)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for in-flight requests at shutdown")
+	fs.IntVar(&f.utxosLimit, "utxos-limit", api.DefaultUTXOLimit, "GET /api/address/{address}/utxo answers 400 past this many outputs, as electrs' --utxos-limit (0: no limit)")
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -99,6 +103,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	if err := f.check(); err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 2
+	}
+	if f.utxosLimit < 0 {
+		fmt.Fprintln(stderr, "utxod serve: --utxos-limit: must not be negative, got", f.utxosLimit)
 		return 2
 	}
 	log, err := f.logger(stderr)
@@ -145,7 +153,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		dir := f.datadir
 		sizeOnDisk = func() int64 { return dirSize(dir) }
 	}
-	srv, err := api.New(api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk})
+	srv, err := api.New(api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk, UTXOLimit: f.utxosLimit})
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
 		return 1

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMempoolJSClient points the published Esplora client
+// @mempool/mempool.js 3.0.0 (npm) at a test server and checks what it
+// returns. It needs node and the package: set UTXOD_MEMPOOLJS to the
+// directory scripts/mempooljs.sh installs it into (make test-esplora-client
+// does both); otherwise it is skipped.
+func TestMempoolJSClient(t *testing.T) {
+	dir := os.Getenv("UTXOD_MEMPOOLJS")
+	if dir == "" {
+		t.Skip("UTXOD_MEMPOOLJS unset (make test-esplora-client runs this test)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	r, want := addrChain(t, Config{})
+	limited, err := New(Config{Chain: r.cs, Params: r.p, Token: testToken, UTXOLimit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, tsLimited := httptest.NewServer(r.srv), httptest.NewServer(limited)
+	defer ts.Close()
+	defer tsLimited.Close()
+	block1 := r.cs.AtHeight(1).Hash.String()
+	cmd := exec.Command(node, "testdata/mempooljs_client.js", strings.TrimPrefix(ts.URL, "http://"),
+		strings.TrimPrefix(tsLimited.URL, "http://"), r.addr(pkhScript), block1)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
+	raw, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node: %v %s", err, stderr)
+	}
+	var got struct {
+		TipHeight int                `json:"tipHeight"`
+		TipHash   string             `json:"tipHash"`
+		Height1   string             `json:"height1"`
+		Status    EsploraBlockStatus `json:"status"`
+		UTXOs     []EsploraUTXO      `json:"utxos"`
+		Limited   struct {
+			Status  int  `json:"status"`
+			TooMany bool `json:"tooMany"`
+		} `json:"limited"`
+		Foreign struct {
+			Status int    `json:"status"`
+			Data   string `json:"data"`
+		} `json:"foreign"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	tip := r.cs.Tip()
+	if got.TipHeight != int(tip.Height) || got.TipHash != tip.Hash.String() || got.Height1 != block1 {
+		t.Errorf("tip %d %s, height 1 %s", got.TipHeight, got.TipHash, got.Height1)
+	}
+	if !got.Status.InBestChain || got.Status.Height == nil || *got.Status.Height != 1 || got.Status.NextBest == nil ||
+		*got.Status.NextBest != r.cs.AtHeight(2).Hash.String() {
+		t.Errorf("status %+v", got.Status)
+	}
+	if !sameSet(asSet(t, got.UTXOs), want) {
+		t.Errorf("client saw %d utxos, want %d", len(got.UTXOs), len(want))
+	}
+	if got.Limited.Status != 400 || !got.Limited.TooMany {
+		t.Errorf("over the limit: %+v", got.Limited)
+	}
+	if got.Foreign.Status != 400 || !strings.HasPrefix(got.Foreign.Data, "Address on invalid network") {
+		t.Errorf("foreign address: %+v", got.Foreign)
+	}
+}

@@ -1,0 +1,136 @@
+package chainstate
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"utxod/backends"
+	"utxod/scripthash"
+	"utxod/utxo"
+	"utxod/wire"
+)
+
+// BenchmarkScanCoins is the scan rate without a scripthash index: n coins
+// (UTXOD_SCAN_COINS, default 1,000,000: P2WPKH and P2PKH scripts, one to
+// three outputs per txid) written to each store, then scanned through the
+// store snapshot ScanCoins uses: "walk" visits every coin, "script"
+// answers one address query (scripts compared by bytes, as for
+// /api/address and /v1/scan), "scripthash" one /api/scripthash query
+// (SHA-256 of every script). coins/s is the figure.
+//
+//	go test -tags rocksdb -run '^$' -bench BenchmarkScanCoins -benchtime 3x ./chainstate/
+func BenchmarkScanCoins(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("UTXOD_SCAN_COINS")); err == nil && v > 0 {
+		n = v
+	}
+	for _, name := range storeNames {
+		b.Run(name, func(b *testing.B) {
+			kv := openKV(b, name, b.TempDir())
+			defer kv.Close()
+			needle := fillCoins(b, kv, n)
+			store := NewKVStore(kv, 1<<20)
+			src := storeSource{store}
+			for _, mode := range []string{"walk", "script", "scripthash"} {
+				b.Run(mode, func(b *testing.B) {
+					var q []scripthash.Query
+					switch mode {
+					case "script":
+						q = []scripthash.Query{{Hash: scripthash.Of(needle), Script: needle, Limit: scripthash.NoLimit}}
+					case "scripthash":
+						q = []scripthash.Query{{Hash: scripthash.Of(needle), Limit: scripthash.NoLimit}}
+					}
+					start := time.Now()
+					for b.Loop() {
+						if mode == "walk" {
+							var seen int
+							if _, err := src.ScanCoins(func(utxo.Entry) error { seen++; return nil }); err != nil || seen != n {
+								b.Fatalf("%d coins, %v", seen, err)
+							}
+							continue
+						}
+						res, err := scripthash.Scan(context.Background(), src, q, nil)
+						if err != nil || res.Scanned != uint64(n) || len(res.Answers[0].UTXOs) == 0 {
+							b.Fatalf("%+v %v", res.Answers, err)
+						}
+					}
+					b.ReportMetric(float64(n)*float64(b.N)/time.Since(start).Seconds(), "coins/s")
+				})
+			}
+		})
+	}
+}
+
+// storeSource scans a store's snapshot (ScanCoins without a chainstate).
+type storeSource struct{ s *KVStore }
+
+func (ss storeSource) ScanCoins(fn func(utxo.Entry) error) (utxo.Stats, error) {
+	var st Stats
+	snap, err := ss.s.Snapshot(nil, &st)
+	if err != nil {
+		return st, err
+	}
+	defer snap.Close()
+	return st, snap.Scan(fn)
+}
+
+// fillCoins writes n coins as coin records and returns a script that some
+// of them pay.
+func fillCoins(b *testing.B, kv backends.KV, n int) []byte {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	needle := append([]byte{0x00, 0x14}, make([]byte, 20)...)
+	batch := backends.NewBatch()
+	var rec []byte
+	key := make([]byte, 33)
+	key[0] = prefixCoins
+	for written := 0; written < n; {
+		var txid wire.Hash
+		for i := range txid {
+			txid[i] = byte(rng.Uint32())
+		}
+		outs := make([]utxo.IndexedCoin, 0, 3)
+		height := uint32(rng.IntN(900_000))
+		for v := 0; v < 1+rng.IntN(3) && written < n; v++ {
+			var s []byte
+			switch {
+			case written%1000 == 0:
+				s = needle
+			case rng.IntN(2) == 0:
+				s = append([]byte{0x00, 0x14}, randBytes(rng, 20)...)
+			default:
+				s = append(append([]byte{0x76, 0xa9, 0x14}, randBytes(rng, 20)...), 0x88, 0xac)
+			}
+			outs = append(outs, utxo.IndexedCoin{Index: uint32(v), Coin: utxo.Coin{Value: int64(rng.IntN(1e9)), Height: height, Script: s}})
+			written++
+		}
+		var err error
+		if rec, err = utxo.EncodeRecord(rec[:0], outs); err != nil {
+			b.Fatal(err)
+		}
+		copy(key[1:], txid[:])
+		batch.Put(key, rec)
+		if batch.Len() >= 10_000 {
+			if err := kv.Write(batch, backends.NoSync); err != nil {
+				b.Fatal(err)
+			}
+			batch = backends.NewBatch()
+		}
+	}
+	if err := kv.Write(batch, backends.Sync); err != nil {
+		b.Fatal(err)
+	}
+	return needle
+}
+
+func randBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
