@@ -12,6 +12,7 @@ import (
 	"utxod/chainstate"
 	"utxod/internal/blockgen"
 	"utxod/params"
+	"utxod/script"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -448,12 +449,29 @@ func TestPanicsAndStoreErrorsAre500(t *testing.T) {
 	}
 }
 
+// TestOrphanPoolFullIs503: with room for one orphan, a second one is
+// refused with 503 and the first still connects once its parent arrives.
 func TestOrphanPoolFullIs503(t *testing.T) {
-	cs := newChainstate(t, params.MainNet())
-	s := newServer(t, panicChain{Chain: cs, fail: errors.New("chainstate: orphan pool full (1024 blocks)")}, params.MainNet())
-	rec := postBlock(t, s, mainnetBlocks(t)[1])
+	p := params.MainNet()
+	blocks := mainnetBlocks(t)
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil),
+		Store: chainstate.NewMemStore(), MaxOrphanBytes: len(blocks[2]) + len(blocks[3]) - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, cs, p)
+	if rec := postBlock(t, s, blocks[2]); rec.Code != 200 {
+		t.Fatalf("first orphan: %d %s", rec.Code, rec.Body)
+	}
+	rec := postBlock(t, s, blocks[3])
 	if rec.Code != 503 || problemOf(t, rec).Reason != "orphan-pool-full" {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
+		t.Fatalf("second orphan: %d %s", rec.Code, rec.Body)
+	}
+	if rec := postBlock(t, s, blocks[1]); rec.Code != 200 {
+		t.Fatalf("parent: %d %s", rec.Code, rec.Body)
+	}
+	if h := cs.Tip().Height; h != 2 {
+		t.Fatalf("tip %d, want 2 (the held orphan connected)", h)
 	}
 }
 

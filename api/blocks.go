@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -208,18 +207,12 @@ func (s *Server) blockError(w http.ResponseWriter, raw []byte, err error) {
 	case errors.Is(err, backends.ErrDiskFull):
 		s.log.Error("processing block: disk full", "hash", hash, "err", err)
 		writeDiskFull(w, "block "+hash+" could not be saved")
-	case isOrphanPoolFull(err):
+	case errors.Is(err, chainstate.ErrOrphanPoolFull):
 		writeProblem(w, http.StatusServiceUnavailable, "orphan-pool-full", "too many orphan blocks are waiting for their parents; submit the parents first")
 	default:
 		s.log.Error("processing block failed", "hash", hash, "err", err)
 		writeProblem(w, http.StatusInternalServerError, "internal", "processing the block failed; see the server log")
 	}
-}
-
-// isOrphanPoolFull recognizes the chainstate's orphan-pool error, which has
-// no sentinel yet.
-func isOrphanPoolFull(err error) bool {
-	return strings.Contains(err.Error(), "orphan pool full")
 }
 
 // BlockInfo is a block-index entry.

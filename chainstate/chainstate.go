@@ -321,7 +321,7 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	// AcceptBlock: contextual failures mark the block invalid unless it was
 	// merely mutated (BLOCK_MUTATED).
 	if err := cs.v.ContextualCheckBlock(b, node.Parent); err != nil {
-		if !mutationReason(validate.Reason(err)) {
+		if !validate.IsMutated(err) {
 			cs.index.MarkInvalid(node, validate.Reason(err))
 		}
 		return res, err
@@ -344,14 +344,6 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 		res.Status = StatusSideBranch
 	}
 	return res, nil
-}
-
-func mutationReason(r string) bool {
-	switch r {
-	case "bad-txnmrklroot", "bad-txns-duplicate", "bad-witness-nonce-size", "bad-witness-merkle-match", "unexpected-witness":
-		return true
-	}
-	return false
 }
 
 // activateBestChain moves the active chain to target (which has more work

@@ -87,12 +87,12 @@ func (v *Validator) CheckBlock(b *wire.Block) error {
 	}
 	root, mutated := v.merkleRoot(leaves)
 	if root != b.Header.MerkleRoot {
-		return ruleErr("bad-txnmrklroot", "hashMerkleRoot mismatch: header %s, computed %s", b.Header.MerkleRoot, root)
+		return mutatedErr("bad-txnmrklroot", "hashMerkleRoot mismatch: header %s, computed %s", b.Header.MerkleRoot, root)
 	}
 	// CVE-2012-2459: a tree with a duplicated adjacent pair has the same
 	// root as a different transaction list.
 	if mutated {
-		return ruleErr("bad-txns-duplicate", "duplicate transaction")
+		return mutatedErr("bad-txns-duplicate", "duplicate transaction")
 	}
 	if len(b.Txs) == 0 || len(b.Txs)*WitnessScaleFactor > MaxBlockWeight || b.BaseSize()*WitnessScaleFactor > MaxBlockWeight {
 		return ruleErr("bad-blk-length", "size limits failed")

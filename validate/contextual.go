@@ -87,7 +87,7 @@ func (v *Validator) checkWitnessMalleation(b *wire.Block, expectCommitment bool)
 		if pos := WitnessCommitmentIndex(b); pos >= 0 {
 			wit := b.Txs[0].Inputs[0].Witness
 			if len(wit) != 1 || len(wit[0]) != 32 {
-				return ruleErr("bad-witness-nonce-size", "invalid witness reserved value size")
+				return mutatedErr("bad-witness-nonce-size", "invalid witness reserved value size")
 			}
 			leaves := make([]wire.Hash, len(b.Txs))
 			for i := 1; i < len(b.Txs); i++ {
@@ -101,14 +101,14 @@ func (v *Validator) checkWitnessMalleation(b *wire.Block, expectCommitment bool)
 			h.Sum(first[:0])
 			commit := sha256.Sum256(first[:])
 			if !bytes.Equal(commit[:], b.Txs[0].Outputs[pos].Script[6:38]) {
-				return ruleErr("bad-witness-merkle-match", "witness merkle commitment mismatch")
+				return mutatedErr("bad-witness-merkle-match", "witness merkle commitment mismatch")
 			}
 			return nil
 		}
 	}
 	for i := range b.Txs {
 		if b.Txs[i].HasWitness {
-			return ruleErr("unexpected-witness", "unexpected witness data found (tx %d)", i)
+			return mutatedErr("unexpected-witness", "unexpected witness data found (tx %d)", i)
 		}
 	}
 	return nil

@@ -248,7 +248,22 @@ func (e *env) reject(raw []byte, reason string) {
 	if got := validate.Reason(err); got != reason {
 		e.t.Fatalf("reason %q (%v), want %q", got, err, reason)
 	}
+	if got, want := validate.IsMutated(err), coreMutated[reason]; got != want {
+		e.t.Fatalf("%q: Mutated %v, want %v", reason, got, want)
+	}
 	e.sameAs(before)
+}
+
+// coreMutated is the set of reject reasons Core reports as
+// BlockValidationResult::BLOCK_MUTATED (validation.cpp: CheckMerkleRoot and
+// CheckWitnessMalleation); every other block failure is BLOCK_CONSENSUS or
+// a header result.
+var coreMutated = map[string]bool{
+	"bad-txnmrklroot":          true,
+	"bad-txns-duplicate":       true,
+	"bad-witness-nonce-size":   true,
+	"bad-witness-merkle-match": true,
+	"unexpected-witness":       true,
 }
 
 // rejectOneOf is reject with several acceptable reasons.
