@@ -13,6 +13,7 @@ import (
 	"utxod/internal/blockgen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -455,7 +456,7 @@ func TestOrphanPoolFullIs503(t *testing.T) {
 	p := params.MainNet()
 	blocks := mainnetBlocks(t)
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil),
-		Store: chainstate.NewMemStore(), MaxOrphanBytes: len(blocks[2]) + len(blocks[3]) - 1})
+		Store: store.NewMem(), MaxOrphanBytes: len(blocks[2]) + len(blocks[3]) - 1})
 	if err != nil {
 		t.Fatal(err)
 	}

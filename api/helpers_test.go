@@ -16,6 +16,7 @@ import (
 	"utxod/chainstate"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -62,7 +63,7 @@ func mainnetBlocks(t testing.TB) [][]byte {
 func newChainstate(t testing.TB, p *params.Params) *chainstate.Chainstate {
 	t.Helper()
 	v := validate.New(p, script.NewBtcdEngine(), nil)
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: chainstate.NewMemStore()})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"utxod/internal/blockgen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
+	"utxod/store/kvstore"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -109,9 +111,9 @@ func headersOf(t testing.TB, nodes []*blockgen.Node) []wire.Header {
 	return hs
 }
 
-func newAV(t testing.TB, store Store, av validate.AssumeValid) *Chainstate {
+func newAV(t testing.TB, st store.Store, av validate.AssumeValid) *Chainstate {
 	p := params.RegTest()
-	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store, AssumeValid: av})
+	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st, AssumeValid: av})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ type avResult struct {
 // the first rejection.
 func avRun(t *testing.T, ch *avChain, av validate.AssumeValid, headersTo int, side, stream bool) avResult {
 	t.Helper()
-	cs := newAV(t, NewMemStore(), av)
+	cs := newAV(t, store.NewMem(), av)
 	hs := headersOf(t, ch.nodes[1:headersTo+1])
 	if side {
 		hs = append(hs, headersOf(t, ch.side)...)
@@ -212,7 +214,7 @@ func avRun(t *testing.T, ch *avChain, av validate.AssumeValid, headersTo int, si
 	res.info = info
 	// A rejection leaves the state of the block before it.
 	if res.reason != "" {
-		ref := newAV(t, NewMemStore(), validate.AssumeValid{})
+		ref := newAV(t, store.NewMem(), validate.AssumeValid{})
 		for _, raw := range raws[:res.errHeight-1] {
 			if _, err := ref.ProcessBlock(raw); err != nil {
 				t.Fatal(err)
@@ -309,7 +311,7 @@ func TestAssumeValidSameDigests(t *testing.T) {
 		nodes = append(nodes, tip)
 	}
 	run := func(av validate.AssumeValid) (*Chainstate, string) {
-		cs := newAV(t, NewMemStore(), av)
+		cs := newAV(t, store.NewMem(), av)
 		cs.AcceptHeaders(headersOf(t, nodes[1:]))
 		for _, n := range nodes[1:] {
 			if _, err := cs.ProcessBlock(n.Raw); err != nil {
@@ -338,7 +340,7 @@ func TestAssumeValidSameDigests(t *testing.T) {
 // verified (Core: "assumevalid hash not in headers").
 func TestAssumeValidNeedsHeaders(t *testing.T) {
 	ch := avFixture(t, "sig")
-	cs := newAV(t, NewMemStore(), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
+	cs := newAV(t, store.NewMem(), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
 	for h := 1; h <= avTip; h++ {
 		_, err := cs.ProcessBlock(ch.nodes[h].Raw)
 		if h < avBad && err != nil {
@@ -368,13 +370,13 @@ func TestHeadersFirstOutOfOrder(t *testing.T) {
 	for i := range hs {
 		rev[len(hs)-1-i] = hs[i]
 	}
-	inOrder := newAV(t, NewMemStore(), validate.AssumeValid{})
+	inOrder := newAV(t, store.NewMem(), validate.AssumeValid{})
 	for _, n := range nodes {
 		if _, err := inOrder.ProcessBlock(n.Raw); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cs := newAV(t, NewMemStore(), validate.AssumeValid{})
+	cs := newAV(t, store.NewMem(), validate.AssumeValid{})
 	if hr := cs.AcceptHeaders(rev); hr.Added != len(hs) || len(hr.Unlinked) != 0 {
 		t.Fatalf("%+v", hr)
 	}
@@ -409,7 +411,7 @@ func TestHeadersFirstOutOfOrder(t *testing.T) {
 	}
 	child := hs[3]
 	child.PrevBlock = bad.BlockHash()
-	fresh := newAV(t, NewMemStore(), validate.AssumeValid{})
+	fresh := newAV(t, store.NewMem(), validate.AssumeValid{})
 	hr := fresh.AcceptHeaders([]wire.Header{child, orphanHdr, hs[0], hs[1], bad})
 	if hr.Added != 2 || hr.Invalid != 2 || len(hr.Unlinked) != 1 || hr.Unlinked[0] != orphanHdr || validate.Reason(hr.FirstErr) != "high-hash" {
 		t.Fatalf("%+v", hr)
@@ -424,7 +426,7 @@ func TestAssumeValidPersists(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			kv := openKV(t, name, dir)
-			cs := newAV(t, NewKVStore(kv, 64<<10), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
+			cs := newAV(t, kvstore.New(kv, 64<<10), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
 			cs.AcceptHeaders(headersOf(t, ch.nodes[1:]))
 			for _, n := range ch.nodes[1:] {
 				if _, err := cs.ProcessBlock(n.Raw); err != nil {
@@ -438,7 +440,7 @@ func TestAssumeValidPersists(t *testing.T) {
 			kv.Close()
 			kv = openKV(t, name, dir)
 			defer kv.Close()
-			cs = newAV(t, NewKVStore(kv, 64<<10), validate.AssumeValid{})
+			cs = newAV(t, kvstore.New(kv, 64<<10), validate.AssumeValid{})
 			info, err := cs.Info(HashTypeNone)
 			if err != nil {
 				t.Fatal(err)
@@ -458,7 +460,7 @@ func TestAssumeValidPersists(t *testing.T) {
 // script verified.
 func TestAssumeValidReorg(t *testing.T) {
 	ch := avFixture(t, "sig")
-	cs := newAV(t, NewMemStore(), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
+	cs := newAV(t, store.NewMem(), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
 	cs.AcceptHeaders(headersOf(t, ch.nodes[1:]))
 	for _, n := range ch.nodes[1:] {
 		if _, err := cs.ProcessBlock(n.Raw); err != nil {

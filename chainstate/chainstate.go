@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"utxod/params"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -41,6 +42,9 @@ var ErrParse = errors.New("chainstate: block does not parse")
 // ErrOrphanPoolFull refuses an orphan when the pool is full.
 var ErrOrphanPoolFull = errors.New("chainstate: orphan pool full")
 
+// ErrWrongNetwork reports a datadir created for another network.
+var ErrWrongNetwork = errors.New("chainstate: datadir belongs to another network")
+
 // defaultOrphanBytes bounds the orphan pool unless Config says otherwise.
 const defaultOrphanBytes = 64 << 20
 
@@ -52,7 +56,7 @@ type Chainstate struct {
 	p            *params.Params
 	v            *validate.Validator
 	log          *slog.Logger
-	store        Store
+	store        store.Store
 	index        *validate.BlockIndex
 	chain        validate.Chain
 	stats        Stats
@@ -91,7 +95,7 @@ type Chainstate struct {
 type Config struct {
 	Params    *params.Params
 	Validator *validate.Validator
-	Store     Store
+	Store     store.Store
 	Log       *slog.Logger
 	// Now is the clock for the two-hour future-time rule (default time.Now).
 	Now func() time.Time
@@ -243,10 +247,19 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 	return res, nil
 }
 
+// indexEntries are the persisted form of nodes.
+func indexEntries(nodes []*validate.BlockNode) []validate.IndexEntry {
+	out := make([]validate.IndexEntry, len(nodes))
+	for i, n := range nodes {
+		out[i] = validate.IndexEntry{Header: n.Header, Status: n.Status, RejectReason: n.RejectReason}
+	}
+	return out
+}
+
 func (cs *Chainstate) flushLocked() error {
 	start := time.Now()
 	st := cs.statsLocked()
-	if err := cs.store.Flush(cs.index.TakeDirty(), &st); err != nil {
+	if err := cs.store.Flush(indexEntries(cs.index.TakeDirty()), &st); err != nil {
 		return err
 	}
 	cs.log.Debug("flushed", "height", cs.chain.Tip().Height, "ms", time.Since(start).Milliseconds())
@@ -437,7 +450,7 @@ func (cs *Chainstate) bestCandidate() *validate.BlockNode {
 func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 	for cs.chain.Tip() != fork {
 		tip := cs.chain.Tip()
-		d, err := cs.store.Undo(tip)
+		d, err := cs.store.Undo(tip.Hash)
 		if err != nil {
 			return fmt.Errorf("chainstate: disconnect %s: %w", tip.Hash, err)
 		}
@@ -446,7 +459,7 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 			return err
 		}
 		next.SetTip(uint32(tip.Parent.Height), tip.Parent.Hash)
-		if err := cs.store.Disconnect(tip, d); err != nil {
+		if err := cs.store.Disconnect(tip.Hash, tip.Parent.Hash, d); err != nil {
 			return fmt.Errorf("chainstate: disconnect %s: %w", tip.Hash, err)
 		}
 		cs.stats = next
@@ -481,7 +494,7 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 		return err
 	}
 	next.SetTip(uint32(node.Height), node.Hash)
-	if err := cs.store.Connect(node, d); err != nil {
+	if err := cs.store.Connect(node.Hash, d); err != nil {
 		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
 	}
 	cs.stats = next

@@ -17,6 +17,7 @@ import (
 	"utxod/internal/blockgen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -184,18 +185,18 @@ var overrides = map[string]override{
 // the moment their block is disconnected, as btcd's test does with its
 // NTBlockDisconnected notification.
 type watchStore struct {
-	chainstate.Store
+	store.Store
 	t       *testing.T
 	expects []fullblocktests.BlockDisconnectExpectUTXO
 	seen    map[int]bool
 }
 
-func (w *watchStore) Disconnect(node *validate.BlockNode, d *utxo.Delta) error {
-	if err := w.Store.Disconnect(node, d); err != nil {
+func (w *watchStore) Disconnect(block, parent wire.Hash, d *utxo.Delta) error {
+	if err := w.Store.Disconnect(block, parent, d); err != nil {
 		return err
 	}
 	for i, e := range w.expects {
-		if wire.Hash(e.BlockHash) != node.Hash {
+		if wire.Hash(e.BlockHash) != block {
 			continue
 		}
 		w.seen[i] = true
@@ -207,7 +208,7 @@ func (w *watchStore) Disconnect(node *validate.BlockNode, d *utxo.Delta) error {
 		}
 		if found != e.Expected {
 			w.t.Errorf("%s: after disconnecting %s, output %s unspent=%v, want %v",
-				e.Name, node.Hash, e.OutPoint, found, e.Expected)
+				e.Name, block, e.OutPoint, found, e.Expected)
 		}
 	}
 	return nil
@@ -226,11 +227,11 @@ func serializeBlock(t *testing.T, b *btcwire.MsgBlock) []byte {
 // runs the whole generator once per engine.
 var testEngine script.Engine = script.NewEngine()
 
-func newRegtestChainstate(t *testing.T, store chainstate.Store) *chainstate.Chainstate {
+func newRegtestChainstate(t *testing.T, st store.Store) *chainstate.Chainstate {
 	t.Helper()
 	p := params.RegTest()
 	v := validate.New(p, testEngine, nil)
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store, Now: time.Now})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: st, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +266,8 @@ func runFullBlocks(t *testing.T) {
 		t.Fatalf("generator builds on %s, want regtest genesis %s", got, regtestGenesis)
 	}
 
-	store := &watchStore{Store: chainstate.NewMemStore(), t: t, seen: map[int]bool{}}
-	cs := newRegtestChainstate(t, store)
+	watch := &watchStore{Store: store.NewMem(), t: t, seen: map[int]bool{}}
+	cs := newRegtestChainstate(t, watch)
 
 	byName := map[string]*btcwire.MsgBlock{}
 	raws := map[wire.Hash][]byte{}
@@ -341,14 +342,14 @@ func runFullBlocks(t *testing.T) {
 				}
 			case fullblocktests.BlockDisconnectExpectUTXO:
 				counts["disconnect-expect-utxo"]++
-				store.expects = append(store.expects, it)
+				watch.expects = append(watch.expects, it)
 			default:
 				t.Fatalf("unknown test instance %T", inst)
 			}
 		}
 	}
-	for i, e := range store.expects {
-		if !store.seen[i] {
+	for i, e := range watch.expects {
+		if !watch.seen[i] {
 			t.Errorf("%s: block %s was never disconnected", e.Name, e.BlockHash)
 		}
 	}
@@ -466,7 +467,7 @@ func setInfo(t *testing.T, cs *chainstate.Chainstate) [2]utxo.ChainstateInfo {
 // the reorgs and failed connects above left exactly the right coins.
 func checkUTXOAgainstChain(t *testing.T, cs *chainstate.Chainstate, raws map[wire.Hash][]byte) {
 	t.Helper()
-	fresh := newRegtestChainstate(t, chainstate.NewMemStore())
+	fresh := newRegtestChainstate(t, store.NewMem())
 	var path []*validate.BlockNode
 	for n := cs.Tip(); n.Parent != nil; n = n.Parent {
 		path = append(path, n)

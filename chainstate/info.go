@@ -3,6 +3,7 @@ package chainstate
 import (
 	"fmt"
 
+	"utxod/store"
 	"utxod/utxo"
 )
 
@@ -47,7 +48,7 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 		info.HashSerialized3 = &v
 		return info, nil
 	}
-	snap, err := cs.store.Snapshot(cs.index.TakeDirty(), &st)
+	snap, err := cs.snapshotLocked()
 	cs.mu.Unlock()
 	if err != nil {
 		return info, fmt.Errorf("chainstate: hash_serialized_3 snapshot: %w", err)
@@ -64,4 +65,31 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	v := cs.hs3
 	info.HashSerialized3 = &v
 	return info, nil
+}
+
+// CoinSnapshot is one consistent copy of the coin set with the statistics
+// of its tip (MuHash exact). Scan walks the coins in hash_serialized_3 order
+// (txid bytes, then vout); the copy stays valid while the chainstate moves
+// on. Close releases it.
+type CoinSnapshot struct {
+	Stats Stats
+	store.Scanner
+}
+
+// SnapshotCoins returns a consistent copy of the coin set at the tip (a
+// persistent store flushes first): the way to iterate every coin, to hash
+// or dump the set.
+func (cs *Chainstate) SnapshotCoins() (*CoinSnapshot, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.snapshotLocked()
+}
+
+func (cs *Chainstate) snapshotLocked() (*CoinSnapshot, error) {
+	st := cs.statsLocked()
+	sc, err := cs.store.Snapshot(indexEntries(cs.index.TakeDirty()), &st)
+	if err != nil {
+		return nil, err
+	}
+	return &CoinSnapshot{Stats: st, Scanner: sc}, nil
 }

@@ -15,6 +15,8 @@ import (
 	"utxod/internal/chaingen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
+	"utxod/store/kvstore"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -55,7 +57,7 @@ func verdict(res Result, err error) string {
 func TestStreamMatchesProcessBlock(t *testing.T) {
 	for _, profile := range []string{chaingen.ProfileEarly, chaingen.ProfileModern} {
 		raws := generated(t, profile, 160, 3)
-		ref := newRegtest(t, NewMemStore())
+		ref := newRegtest(t, store.NewMem())
 		var want []string
 		for _, raw := range raws {
 			res, err := ref.ProcessBlock(raw)
@@ -81,14 +83,14 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 		}
 		for _, depth := range []int{-1, 1, 8} {
 			t.Run(fmt.Sprintf("%s/memory/depth%d", profile, depth), func(t *testing.T) {
-				check(t, newRegtest(t, NewMemStore()), depth)
+				check(t, newRegtest(t, store.NewMem()), depth)
 			})
 		}
 		for _, name := range storeNames {
 			t.Run(fmt.Sprintf("%s/%s/depth8", profile, name), func(t *testing.T) {
 				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
 				defer kv.Close()
-				check(t, newRegtest(t, NewKVStore(kv, 64<<10)), 8)
+				check(t, newRegtest(t, kvstore.New(kv, 64<<10)), 8)
 			})
 		}
 	}
@@ -176,7 +178,7 @@ func TestStreamScriptFailureRollsBack(t *testing.T) {
 	}
 	broken, badTx := corruptChain(t, raws, k)
 
-	ref := newRegtest(t, NewMemStore())
+	ref := newRegtest(t, store.NewMem())
 	for _, raw := range raws[:k] {
 		if _, err := ref.ProcessBlock(raw); err != nil {
 			t.Fatal(err)
@@ -191,16 +193,16 @@ func TestStreamScriptFailureRollsBack(t *testing.T) {
 
 	for _, name := range append([]string{"memory"}, storeNames...) {
 		t.Run(name, func(t *testing.T) {
-			var store Store = NewMemStore()
+			var st store.Store = store.NewMem()
 			if name != "memory" {
 				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
 				defer kv.Close()
-				store = NewKVStore(kv, 1<<20)
+				st = kvstore.New(kv, 1<<20)
 			}
 			p := params.RegTest()
 			v := validate.New(p, slowEngine{Engine: script.NewEngine(), slow: badTx}, nil)
 			v.Workers = 2
-			cs, err := New(Config{Params: p, Validator: v, Store: store})
+			cs, err := New(Config{Params: p, Validator: v, Store: st})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +241,7 @@ func TestStreamScriptFailureRollsBack(t *testing.T) {
 					t.Fatal(o.Err)
 				}
 			}
-			full := newRegtest(t, NewMemStore())
+			full := newRegtest(t, store.NewMem())
 			for _, raw := range raws {
 				if _, err := full.ProcessBlock(raw); err != nil {
 					t.Fatal(err)
@@ -256,7 +258,7 @@ func TestStreamScriptFailureRollsBack(t *testing.T) {
 // blocks pending, and emit returning false stops it too.
 func TestStreamStopHeight(t *testing.T) {
 	raws := generated(t, chaingen.ProfileEarly, 60, 0)
-	cs := newRegtest(t, NewMemStore())
+	cs := newRegtest(t, store.NewMem())
 	outs := streamAll(t, cs, StreamConfig{Depth: 8, StopHeight: 25}, raws)
 	if h := cs.Tip().Height; h != 25 {
 		t.Fatalf("tip %d, want 25", h)

@@ -12,6 +12,7 @@ import (
 	"utxod/internal/blockgen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 )
@@ -114,7 +115,7 @@ func newEnv(t *testing.T) *env {
 	v := validate.New(p, script.NewEngine(), nil)
 	e := &env{t: t, base: b, v: v, clock: clockUnix}
 	cs, err := chainstate.New(chainstate.Config{
-		Params: p, Validator: v, Store: chainstate.NewMemStore(),
+		Params: p, Validator: v, Store: store.NewMem(),
 		Now: func() time.Time { return time.Unix(e.clock, 0) },
 	})
 	if err != nil {
@@ -135,7 +136,7 @@ func newMainnetEnv(t *testing.T) *env {
 	t.Helper()
 	p := params.MainNet()
 	v := validate.New(p, script.NewEngine(), nil)
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: chainstate.NewMemStore()})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"utxod/merkle"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
+	"utxod/store/kvstore"
 	"utxod/validate"
 )
 
@@ -223,10 +225,10 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 	if err != nil {
 		return nil, nil, err
 	}
-	var store chainstate.Store
+	var st store.Store
 	closeKV := func() error { return nil }
 	if c.datadir == "" {
-		store = chainstate.NewMemStore()
+		st = store.NewMem()
 	} else {
 		kv, err := backends.Open(c.backend, c.datadir, backends.Options{
 			CacheBytes: int64(c.cacheMB) << 20 / 4,
@@ -235,24 +237,24 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		if err != nil {
 			return nil, nil, err
 		}
-		kvs := chainstate.NewKVStore(kv, int64(c.cacheMB)<<20)
+		kvs := kvstore.New(kv, int64(c.cacheMB)<<20)
 		kvs.SetMinFree(uint64(max(c.minFreeMB, 0)) << 20)
-		store = kvs
+		st = kvs
 		closeKV = kv.Close
 	}
-	cfg := chainstate.Config{Params: p, Validator: v, Store: store, Log: log, AssumeValid: av}
+	cfg := chainstate.Config{Params: p, Validator: v, Store: st, Log: log, AssumeValid: av}
 	for _, f := range tune {
 		f(&cfg)
 	}
 	cs, err := chainstate.New(cfg)
 	if err != nil {
-		store.Close()
+		st.Close()
 		closeKV()
 		return nil, nil, err
 	}
 	return cs, func() error {
 		ferr := cs.Flush()
-		serr := store.Close()
+		serr := st.Close()
 		kerr := closeKV()
 		return errors.Join(ferr, serr, kerr)
 	}, nil

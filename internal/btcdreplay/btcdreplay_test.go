@@ -18,6 +18,7 @@ import (
 	"utxod/internal/chaingen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -58,7 +59,7 @@ func utxodImport(t *testing.T, path string) (wire.Hash, int32, error) {
 	t.Helper()
 	p := params.RegTest()
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil),
-		Store: chainstate.NewMemStore(), MaxOrphanBytes: 2048 << 20})
+		Store: store.NewMem(), MaxOrphanBytes: 2048 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

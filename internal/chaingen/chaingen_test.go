@@ -21,6 +21,7 @@ import (
 	"utxod/chainstate"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -117,7 +118,7 @@ func newBtcd(t testing.TB) *blockchain.BlockChain {
 func newUtxod(t testing.TB) *chainstate.Chainstate {
 	t.Helper()
 	p := params.RegTest()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: chainstate.NewMemStore()})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: store.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +471,7 @@ func TestBury(t *testing.T) {
 		}
 	}
 	p := params.RegTest()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: chainstate.NewMemStore()})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}

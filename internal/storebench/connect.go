@@ -19,6 +19,7 @@ import (
 	"utxod/chainstate"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store/kvstore"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -102,7 +103,7 @@ type ConnectResult struct {
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
 }
 
-func newChainstate(network, backend, dir string, cacheMB int) (*chainstate.Chainstate, backends.KV, *chainstate.KVStore, error) {
+func newChainstate(network, backend, dir string, cacheMB int) (*chainstate.Chainstate, backends.KV, *kvstore.Store, error) {
 	p, err := params.ByName(network)
 	if err != nil {
 		return nil, nil, nil, err
@@ -113,13 +114,13 @@ func newChainstate(network, backend, dir string, cacheMB int) (*chainstate.Chain
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	store := chainstate.NewKVStore(kv, int64(cacheMB)<<20)
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store})
+	st := kvstore.New(kv, int64(cacheMB)<<20)
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st})
 	if err != nil {
 		kv.Close()
 		return nil, nil, nil, err
 	}
-	return cs, kv, store, nil
+	return cs, kv, st, nil
 }
 
 // Connect replays cfg.Files into a fresh datadir and measures it.

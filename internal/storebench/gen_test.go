@@ -9,6 +9,7 @@ import (
 	"utxod/chainstate"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -24,7 +25,7 @@ func TestGenerateValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := params.RegTest()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: chainstate.NewMemStore()})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"utxod/internal/chaingen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -123,7 +124,7 @@ func NewCorpus(cfg chaingen.Config, dir string) (*Corpus, error) {
 func memChainstate() (*chainstate.Chainstate, error) {
 	p := params.RegTest()
 	v := validate.New(p, script.NewBtcdEngine(), nil)
-	return chainstate.New(chainstate.Config{Params: p, Validator: v, Store: chainstate.NewMemStore()})
+	return chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store.NewMem()})
 }
 
 func (c *Corpus) record(cs *chainstate.Chainstate) error {

@@ -18,6 +18,7 @@ import (
 	"utxod/internal/bench"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -206,7 +207,7 @@ func importCorpus(ctx context.Context, corpus, network string, v script.SigVerif
 	}
 	eng := script.NewEngine(script.WithSigVerifier(v), script.WithSigCacheEntries(script.DefaultSigCacheEntries))
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, eng, nil),
-		Store: chainstate.NewMemStore(), DisableMuHash: true, MaxOrphanBytes: 2048 << 20})
+		Store: store.NewMem(), DisableMuHash: true, MaxOrphanBytes: 2048 << 20})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ import (
 	"utxod/internal/chaingen"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -57,7 +58,7 @@ func fakeChild(args []string) int {
 			return 2
 		}
 		p := params.RegTest()
-		cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: chainstate.NewMemStore()})
+		cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store.NewMem()})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -1,4 +1,4 @@
-package chainstate
+package kvstore
 
 import (
 	"bytes"
@@ -9,15 +9,20 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"utxod/backends"
+	"utxod/chainstate"
 	"utxod/internal/chaingen"
+	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -31,7 +36,7 @@ func TestKVStoreArenaCompaction(t *testing.T) {
 	old := compactMinDead
 	compactMinDead = 1
 	defer func() { compactMinDead = old }()
-	refs := loadReferences(t)
+	refs := testchain.References(t)
 	blocks := mainnetBlocks(t)
 	dir := t.TempDir()
 	kv := openKV(t, "pebble", dir)
@@ -46,7 +51,7 @@ func TestKVStoreArenaCompaction(t *testing.T) {
 			}
 		}
 		if ref, ok := refs[int32(h)]; ok {
-			checkReference(t, cs, ref)
+			testchain.CheckReference(t, cs, ref)
 		}
 	}
 	want := infoJSON(t, cs)
@@ -60,8 +65,8 @@ func TestKVStoreArenaCompaction(t *testing.T) {
 		t.Fatalf("after reopen:\n%s\nwant\n%s", got, want)
 	}
 
-	gen := generated(t, chaingen.ProfileModern, 220, 3)
-	mem := newRegtest(t, NewMemStore())
+	gen := testchain.Generated(t, chaingen.ProfileModern, 220, 3)
+	mem := newChainstate(t, params.RegTest(), store.NewMem())
 	for _, raw := range gen {
 		if _, err := mem.ProcessBlock(raw); err != nil {
 			t.Fatal(err)
@@ -70,7 +75,7 @@ func TestKVStoreArenaCompaction(t *testing.T) {
 	kv2 := openKV(t, "pebble", filepath.Join(t.TempDir(), "r"))
 	defer kv2.Close()
 	p := params.RegTest()
-	cs2, err := New(Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: NewKVStore(kv2, 1<<30)})
+	cs2, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: New(kv2, 1<<30)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +108,7 @@ func mainnetOutpoints(t testing.TB, name, dir string) []utxo.Outpoint {
 	if err := cs.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := cs.store.Snapshot(nil, nil)
+	sc, err := cs.SnapshotCoins()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +231,7 @@ func vmRSS() int64 {
 }
 
 // BenchmarkCacheFootprint measures the coins cache's memory per cached
-// output: connect a chain into a KVStore over nullKV with a budget that
+// output: connect a chain into a Store over nullKV with a budget that
 // never flushes, flush (pending undo and blocks go), then drop the cache;
 // the live heap and the RSS it gives back (after GC and FreeOSMemory),
 // divided by the UTXO count. Corpora: the mainnet sample, and the regtest
@@ -259,8 +264,8 @@ func BenchmarkCacheFootprint(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			p, blocks := load()
 			for b.Loop() {
-				store := NewKVStore(nullKV{}, 1<<40)
-				cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store})
+				st := New(nullKV{}, 1<<40)
+				cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -276,20 +281,56 @@ func BenchmarkCacheFootprint(b *testing.B) {
 				var m runtime.MemStats
 				runtime.ReadMemStats(&m)
 				heap1, rss1 := m.HeapAlloc, vmRSS()
-				est := store.CacheBytes()
-				store.Close()
+				est := st.CacheBytes()
+				st.Close()
 				debug.FreeOSMemory()
 				runtime.ReadMemStats(&m)
 				heap2, rss2 := m.HeapAlloc, vmRSS()
-				st := cs.Stats()
-				n := float64(st.TxOuts)
+				stats := cs.Stats()
+				n := float64(stats.TxOuts)
 				b.ReportMetric(float64(heap1-heap2)/n, "heap-B/output")
 				b.ReportMetric(float64(rss1-rss2)/n, "rss-B/output")
 				b.ReportMetric(float64(est)/n, "estimate-B/output")
-				b.ReportMetric(float64(heap1-heap2)/float64(st.Transactions), "heap-B/txid")
+				b.ReportMetric(float64(heap1-heap2)/float64(stats.Transactions), "heap-B/txid")
 				b.ReportMetric(n, "outputs")
-				b.ReportMetric(n/float64(st.Transactions), "outputs/txid")
+				b.ReportMetric(n/float64(stats.Transactions), "outputs/txid")
 			}
 		})
 	}
+}
+
+// BenchmarkConnectMainnetStore is the same replay on each persistent store
+// with a 16 MiB cache and a final flush; it also reports the p95 flush time.
+func BenchmarkConnectMainnetStore(b *testing.B) {
+	blocks := mainnetBlocks(b)
+	for _, name := range storeNames {
+		b.Run(name, func(b *testing.B) {
+			var flushes []time.Duration
+			for b.Loop() {
+				dir := filepath.Join(b.TempDir(), name)
+				kv := openKV(b, name, dir)
+				cs := newMainnetKV(b, kv, 16<<20)
+				cs.OnFlush = func(d time.Duration) { flushes = append(flushes, d) }
+				for _, raw := range blocks {
+					if _, err := cs.ProcessBlock(raw); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := cs.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				kv.Close()
+			}
+			b.ReportMetric(float64(len(blocks)*b.N)/b.Elapsed().Seconds(), "blocks/s")
+			if len(flushes) > 0 {
+				b.ReportMetric(float64(percentile(flushes, 0.95).Microseconds()), "flush-p95-µs")
+			}
+		})
+	}
+}
+
+func percentile(d []time.Duration, q float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))]
 }

@@ -1,4 +1,4 @@
-package chainstate
+package kvstore
 
 import (
 	"errors"
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"utxod/backends"
+	"utxod/store"
+	"utxod/utxo"
+	"utxod/wire"
 )
 
 // failKV fails every Write with a disk-full error while failing is set.
@@ -27,28 +30,37 @@ func (f *failKV) Write(b *backends.Batch, m backends.SyncMode) error {
 // any flush, and only a few batches of them are held in memory; while the
 // store refuses writes they stay pending, the flush fails and keeps them,
 // and once the store accepts writes again a flush writes them: after a
-// reopen every block disconnects through its undo record back to the state
-// a memory replay had at that height.
+// reopen every block disconnects through its undo record back to the coin
+// set a memory replay had at that height.
 func TestKVStoreEarlyWrites(t *testing.T) {
 	defer func(n int) { earlyBatchBytes = n }(earlyBatchBytes)
 	earlyBatchBytes = 8 << 10
 	blocks := mainnetBlocks(t)[:1601]
-	mem := newMainnet(t, NewMemStore())
-	var at1000 string
+	hashes := make([]wire.Hash, len(blocks))
+	for h, raw := range blocks {
+		hashes[h] = wire.DoubleSHA256(raw[:wire.HeaderSize])
+	}
+	mem := newMainnet(t, store.NewMem())
+	var at1000 utxo.ChainstateInfo
+	var stats1000 store.Stats
 	for h, raw := range blocks {
 		if _, err := mem.ProcessBlock(raw); err != nil {
 			t.Fatal(err)
 		}
 		if h == 1000 {
-			at1000 = infoJSON(t, mem)
+			var err error
+			if at1000, err = mem.Info("hash_serialized_3"); err != nil {
+				t.Fatal(err)
+			}
+			stats1000 = mem.Stats()
 		}
 	}
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			fk := &failKV{KV: openKV(t, name, dir)}
-			cs := newMainnetKV(t, fk, 1<<30) // no flush for the coins' sake
-			st := cs.store.(*KVStore)
+			st := New(fk, 1<<30) // no flush for the coins' sake
+			cs := newMainnet(t, st)
 			const bound = 4 * (8<<10 + 4<<10) // filling, one queued, one writing, each overshooting by up to a block's data; one batch of slack
 			for h, raw := range blocks[:1201] {
 				if _, err := cs.ProcessBlock(raw); err != nil {
@@ -59,10 +71,10 @@ func TestKVStoreEarlyWrites(t *testing.T) {
 				}
 			}
 			st.w.drain()
-			if _, err := fk.KV.Get(hashKey(prefixUndo, cs.AtHeight(500).Hash)); err != nil {
+			if _, err := fk.KV.Get(hashKey(prefixUndo, hashes[500])); err != nil {
 				t.Fatalf("undo record of block 500 not in the store before any flush: %v", err)
 			}
-			if _, err := fk.KV.Get(hashKey(prefixBlock, cs.AtHeight(1100).Hash)); err != nil {
+			if _, err := fk.KV.Get(hashKey(prefixBlock, hashes[1100])); err != nil {
 				t.Fatalf("block 1100 not in the store before any flush: %v", err)
 			}
 
@@ -79,7 +91,7 @@ func TestKVStoreEarlyWrites(t *testing.T) {
 				t.Fatalf("%d bytes held after failed writes, want the failed stretch kept (> %d)", st.held, bound)
 			}
 			// Reads still see the pending data.
-			if _, err := st.Undo(cs.AtHeight(1300)); err != nil {
+			if _, err := st.Undo(hashes[1300]); err != nil {
 				t.Fatalf("undo of block 1300 while pending: %v", err)
 			}
 			fk.failing.Store(false)
@@ -103,21 +115,36 @@ func TestKVStoreEarlyWrites(t *testing.T) {
 
 			kv := openKV(t, name, dir)
 			defer kv.Close()
-			cs = newMainnetKV(t, kv, 1<<30)
+			st = New(kv, 1<<30)
+			cs = newMainnet(t, st)
 			if got, want := infoJSON(t, cs), infoJSON(t, mem); got != want {
 				t.Fatalf("reopened:\n%s\nwant\n%s", got, want)
 			}
-			if _, err := cs.store.Block(cs.AtHeight(1400).Hash); err != nil {
+			if _, err := st.Block(hashes[1400]); err != nil {
 				t.Fatalf("block 1400 (written by the recovering flush): %v", err)
 			}
-			cs.mu.Lock()
-			err := cs.disconnectTo(cs.chain.At(1000))
-			cs.mu.Unlock()
+			// Disconnect 1600..1001 through the undo records on disk,
+			// then compare the coins with the memory replay's at 1000.
+			for h := len(blocks) - 1; h > 1000; h-- {
+				d, err := st.Undo(hashes[h])
+				if err != nil {
+					t.Fatalf("undo of block %d: %v", h, err)
+				}
+				if err := st.Disconnect(hashes[h], hashes[h-1], d); err != nil {
+					t.Fatalf("disconnect %d: %v", h, err)
+				}
+			}
+			sc, err := st.Snapshot(nil, &stats1000)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := infoJSON(t, cs); got != at1000 {
-				t.Fatalf("disconnected to 1000:\n%s\nwant\n%s", got, at1000)
+			defer sc.Close()
+			var hs utxo.HashSerialized3
+			if err := sc.Scan(func(e utxo.Entry) error { return hs.Add(e.Outpoint, e.Coin) }); err != nil {
+				t.Fatal(err)
+			}
+			if got := hs.Sum(); got != *at1000.HashSerialized3 || hs.Count() != at1000.TxOuts {
+				t.Fatalf("disconnected to 1000: hash_serialized_3 %s over %d coins, want %s over %d", got, hs.Count(), at1000.HashSerialized3, at1000.TxOuts)
 			}
 		})
 	}

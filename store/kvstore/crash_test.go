@@ -1,4 +1,4 @@
-package chainstate
+package kvstore
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"utxod/chainstate"
+	"utxod/store"
 	"utxod/utxo"
 )
 
@@ -39,7 +41,7 @@ func TestCrashChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Progress lines tell the parent the import is under way.
-		if res.Status == StatusConnected && res.Height%25 == 0 {
+		if res.Status == chainstate.StatusConnected && res.Height%25 == 0 {
 			fmt.Println("progress", res.Height)
 		}
 	}
@@ -60,13 +62,13 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	blocks := mainnetBlocks(t)[:crashBlocks+1]
 	// The clean replay: the gettxoutsetinfo object at every height.
-	mem := newMainnet(t, NewMemStore())
+	mem := newMainnet(t, store.NewMem())
 	want := make([]utxo.ChainstateInfo, len(blocks))
 	for h, raw := range blocks {
 		if _, err := mem.ProcessBlock(raw); err != nil {
 			t.Fatal(err)
 		}
-		want[h], _ = mem.Info(HashTypeMuHash)
+		want[h], _ = mem.Info(chainstate.HashTypeMuHash)
 	}
 	final := infoJSON(t, mem)
 	kills := 10
@@ -106,7 +108,7 @@ func TestCrashRecovery(t *testing.T) {
 				kv := openKV(t, name, dir)
 				cs := newMainnetKV(t, kv, 32<<10)
 				h := cs.Tip().Height
-				got, err := cs.Info(HashTypeMuHash)
+				got, err := cs.Info(chainstate.HashTypeMuHash)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,60 +1,53 @@
-package chainstate
+package kvstore
 
 import (
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"testing"
 
 	"utxod/backends"
-	_ "utxod/backends/all"
+	"utxod/chainstate"
+	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
 )
 
-// openKV opens store name in dir, skipping the test when the store is not
-// part of this build.
-func openKV(t testing.TB, name, dir string) backends.KV {
-	t.Helper()
-	kv, err := backends.Open(name, dir, backends.Options{})
-	if errors.Is(err, backends.ErrUnavailable) || errors.Is(err, backends.ErrUnknownBackend) {
-		t.Skipf("store %s not in this build: %v", name, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kv
-}
+var (
+	mainnetBlocks = testchain.MainnetBlocks
+	storeNames    = testchain.StoreNames
+	openKV        = testchain.OpenKV
+)
 
-func newMainnetKV(t testing.TB, kv backends.KV, budget int64) *Chainstate {
-	p := params.MainNet()
-	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: NewKVStore(kv, budget)})
+func infoJSON(t testing.TB, cs *chainstate.Chainstate) string { return testchain.InfoJSON(t, cs) }
+
+// newChainstate builds a chainstate for p over st with the shipped script
+// engine.
+func newChainstate(t testing.TB, p *params.Params, st store.Store) *chainstate.Chainstate {
+	t.Helper()
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cs
 }
 
-func infoJSON(t testing.TB, cs *Chainstate) string {
-	t.Helper()
-	info, err := cs.Info(HashTypeHashSerialized3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(info)
-	return string(b)
+func newMainnet(t testing.TB, st store.Store) *chainstate.Chainstate {
+	return newChainstate(t, params.MainNet(), st)
 }
 
-var storeNames = []string{"pebble", "rocksdb", "bbolt"}
+func newMainnetKV(t testing.TB, kv backends.KV, budget int64) *chainstate.Chainstate {
+	return newMainnet(t, New(kv, budget))
+}
 
 // TestKVStoreMainnet connects mainnet 0–14131 on every store with a small
 // cache (many flushes), compares the reference digests at every reference
 // height, then reopens the datadir and gets the same answer.
 func TestKVStoreMainnet(t *testing.T) {
-	refs := loadReferences(t)
+	refs := testchain.References(t)
 	blocks := mainnetBlocks(t)
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
@@ -66,7 +59,7 @@ func TestKVStoreMainnet(t *testing.T) {
 					t.Fatalf("height %d: %v", h, err)
 				}
 				if ref, ok := refs[int32(h)]; ok {
-					checkReference(t, cs, ref)
+					testchain.CheckReference(t, cs, ref)
 				}
 			}
 			want := infoJSON(t, cs)
@@ -92,7 +85,7 @@ func TestKVStoreMainnet(t *testing.T) {
 			if err != nil || !found || c.Value != 50*100_000_000 || c.Height != 14131 || !c.Coinbase {
 				t.Fatalf("coin: %+v %v %v", c, found, err)
 			}
-			spent := utxo.Outpoint{Hash: mustTxid(t, "0437cd7f8525ceed2324359c2d0ba26006d92d856a9c20fa0241106ee5a597c9"), Index: 0}
+			spent := utxo.Outpoint{Hash: testchain.MustHash(t, "0437cd7f8525ceed2324359c2d0ba26006d92d856a9c20fa0241106ee5a597c9"), Index: 0}
 			if _, found, err := cs.Coin(spent); err != nil || found {
 				t.Fatalf("spent coin found=%v err=%v", found, err)
 			}
@@ -100,9 +93,9 @@ func TestKVStoreMainnet(t *testing.T) {
 	}
 }
 
-// TestKVStoreUnflushedLost: changes after the last flush are not on disk
-// after a close without flush; the store reopens at the flushed tip and
-// continuing reaches the same final state.
+// TestKVStoreReopenAtFlushedTip: changes after the last flush are not on
+// disk after a close without flush; the store reopens at the flushed tip
+// and continuing reaches the same final state.
 func TestKVStoreReopenAtFlushedTip(t *testing.T) {
 	blocks := mainnetBlocks(t)[:3001]
 	dir := t.TempDir()
@@ -133,7 +126,7 @@ func TestKVStoreReopenAtFlushedTip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mem := newMainnet(t, NewMemStore())
+	mem := newMainnet(t, store.NewMem())
 	for _, raw := range blocks {
 		if _, err := mem.ProcessBlock(raw); err != nil {
 			t.Fatal(err)
@@ -152,9 +145,26 @@ func TestKVStoreWrongNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := params.RegTest()
-	_, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: NewKVStore(kv, 1<<20)})
-	if !errors.Is(err, ErrWrongNetwork) {
+	_, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: New(kv, 1<<20)})
+	if !errors.Is(err, chainstate.ErrWrongNetwork) {
 		t.Fatalf("got %v", err)
 	}
 	kv.Close()
+}
+
+// checkScratchMuHash recomputes the MuHash3072 of the coin set from
+// scratch (one insert per coin of a snapshot scan) and compares it with the
+// incrementally maintained value of the same snapshot.
+func checkScratchMuHash(t *testing.T, cs *chainstate.Chainstate) {
+	t.Helper()
+	snap, err := cs.SnapshotCoins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	got, n := testchain.ScratchMuHash(t, snap.Scan)
+	info := snap.Stats.Info()
+	if got != *info.MuHash || n != info.TxOuts {
+		t.Fatalf("from scratch: muhash %s over %d coins; incremental %s over %d", got, n, info.MuHash, info.TxOuts)
+	}
 }

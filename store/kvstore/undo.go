@@ -1,4 +1,4 @@
-package chainstate
+package kvstore
 
 import (
 	"encoding/binary"
@@ -6,11 +6,10 @@ import (
 	"fmt"
 
 	"utxod/utxo"
-	"utxod/wire"
 )
 
 // ErrBadUndo reports undo bytes that do not decode.
-var ErrBadUndo = errors.New("chainstate: corrupt undo record")
+var ErrBadUndo = errors.New("kvstore: corrupt undo record")
 
 // undoVersion tags the undo record layout (docs/formats.md, "Undo record").
 const undoVersion = 1
@@ -101,12 +100,4 @@ func decodeUndo(b []byte) (*utxo.Delta, error) {
 		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadUndo, len(b)-off)
 	}
 	return d, nil
-}
-
-// encodeIndexEntry serializes a block-index node: header (80) ‖ status
-// (uint32 LE) ‖ reject reason (rest).
-func encodeIndexEntry(dst []byte, h *wire.Header, status uint32, reason string) []byte {
-	dst = h.AppendTo(dst)
-	dst = binary.LittleEndian.AppendUint32(dst, status)
-	return append(dst, reason...)
 }

@@ -1,4 +1,4 @@
-package chainstate
+package kvstore
 
 import (
 	"sync"
@@ -9,7 +9,7 @@ import (
 )
 
 // earlyBatchBytes is how many bytes of undo records and raw blocks the
-// KVStore collects before handing them to its background writer (a variable
+// Store collects before handing them to its background writer (a variable
 // for tests). With one batch queued and one being written, at most about
 // three batches' data are held twice (pending map and batch): larger batches
 // or a longer queue only raise peak RSS (docs/benchmarks/validation.md).
@@ -32,9 +32,8 @@ const unwritten = ^uint64(0)
 // references them, as Core appends blocks and undo data to its blk/rev files
 // as it connects and FlushStateToDisk then writes only the coins and the tip
 // (validation.cpp: FlushStateToDisk syncs the block files first). Writing
-// them from a background goroutine keeps them out of the flush, which used
-// to carry every undo record since the last flush in one batch (≈ 90 % of a
-// fresh import's final flush) and held them in memory until then.
+// them from a background goroutine keeps them out of the flush batch and
+// out of memory until the flush.
 //
 // Only puts go early: deletions stay in the flush batch, so data the
 // flushed chain still references is never removed before that chain is
@@ -46,11 +45,11 @@ const unwritten = ^uint64(0)
 // Batches are written with backends.Sync (ordering and durability do not
 // rest on any store's NoSync semantics; see the bbolt package's caveat) after
 // the same free-space check as a flush. The first failure stops the writer:
-// later batches are skipped, their data stays pending in the KVStore, and
+// later batches are skipped, their data stays pending in the Store, and
 // the next flush writes everything in its own batch; the error is cleared
 // when a flush succeeds.
 //
-// Methods other than the goroutine's loop run on the KVStore's owner
+// Methods other than the goroutine's loop run on the Store's owner
 // (under the chainstate's write lock).
 type earlyWriter struct {
 	kv      backends.KV
@@ -188,7 +187,7 @@ func (w *earlyWriter) reset() {
 
 // close stops the goroutine after the batches already queued (their data is
 // early and harmless either way). The current batch is dropped, as a
-// KVStore's Close drops every unflushed change.
+// Store's Close drops every unflushed change.
 func (w *earlyWriter) close() {
 	if w.queue != nil {
 		close(w.queue)

@@ -1,0 +1,318 @@
+package kvstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+
+	"utxod/backends"
+	"utxod/utxo"
+	"utxod/wire"
+)
+
+// cacheEntryOverhead estimates the memory one cached txid costs besides its
+// record bytes: its slot in a pointer-free Swiss-table map (32-byte key,
+// 8-byte packed entry, a control byte; 41 bytes at 100 % load, tables run
+// between 7/16 and 7/8 full).
+const cacheEntryOverhead = 60
+
+// cacheEntry is one cached txid packed in 64 bits: bit 0 dirty (the store
+// must be updated at the next flush), bit 1 on disk (the store holds a
+// record for the txid as of the last load or flush), bits 2–23 the record
+// length (0: no unspent output), bits 24–63 its location in the arena.
+// With records out of the map and pointers out of both, the garbage
+// collector never scans the cache and no record is a heap object of its own.
+type cacheEntry uint64
+
+const (
+	entryDirty    cacheEntry = 1 << 0
+	entryOnDisk   cacheEntry = 1 << 1
+	entryFlags               = entryDirty | entryOnDisk
+	entryLenShift            = 2
+	entryMaxLen              = 1<<22 - 1
+	entryLocShift            = 24
+)
+
+func (e cacheEntry) len() int          { return int(e>>entryLenShift) & entryMaxLen }
+func (e cacheEntry) loc() uint64       { return uint64(e) >> entryLocShift }
+func (e cacheEntry) flags() cacheEntry { return e & entryFlags }
+
+func packEntry(loc uint64, n int, flags cacheEntry) cacheEntry {
+	return cacheEntry(loc)<<entryLocShift | cacheEntry(n)<<entryLenShift | flags
+}
+
+// arena holds the cached records, append-only: a record is never modified
+// in place (updates append a new copy and count the old one as dead), so
+// slices handed out (coin scripts alias their record) stay valid; compact
+// copies the live records into fresh chunks and drops the old ones, which
+// the garbage collector frees once nothing aliases them.
+type arena struct {
+	chunks [][]byte
+	cur    int   // index of the chunk being filled; -1 before the first
+	used   int64 // bytes consumed in chunks (live + dead + skipped tails)
+	dead   int64 // bytes of replaced records
+}
+
+const (
+	arenaChunk    = 1 << 20 // location = chunk index << 20 | offset
+	arenaOffBits  = 20
+	arenaBigBytes = arenaChunk / 4 // larger records get a chunk of their own
+)
+
+func newArena() arena { return arena{cur: -1} }
+
+// put copies b into the arena and returns its location.
+func (a *arena) put(b []byte) uint64 {
+	n := len(b)
+	if n > arenaBigBytes {
+		a.chunks = append(a.chunks, bytes.Clone(b))
+		a.used += int64(n)
+		return uint64(len(a.chunks)-1) << arenaOffBits
+	}
+	if a.cur < 0 || len(a.chunks[a.cur])+n > arenaChunk {
+		if a.cur >= 0 {
+			a.used += int64(arenaChunk - len(a.chunks[a.cur]))
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
+		a.cur = len(a.chunks) - 1
+	}
+	c := a.chunks[a.cur]
+	off := len(c)
+	a.chunks[a.cur] = append(c, b...)
+	a.used += int64(n)
+	return uint64(a.cur)<<arenaOffBits | uint64(off)
+}
+
+// get returns the record of e (nil when it has none), capacity-limited so
+// that an append by the caller cannot overwrite a neighbour.
+func (a *arena) get(e cacheEntry) []byte {
+	n := e.len()
+	if n == 0 {
+		return nil
+	}
+	loc := e.loc()
+	off := int(loc & (arenaChunk - 1))
+	c := a.chunks[loc>>arenaOffBits]
+	return c[off : off+n : off+n]
+}
+
+// coinCache is the write-back cache of per-transaction v5 records over the
+// store's 'c' keys. Entries are dirty until a flush writes them; retire
+// then drops or cleans them.
+type coinCache struct {
+	kv      backends.KV
+	entries map[wire.Hash]cacheEntry
+	arena   arena
+	scratch [2][]byte
+	key     [33]byte
+}
+
+func newCoinCache(kv backends.KV) coinCache {
+	return coinCache{kv: kv, entries: make(map[wire.Hash]cacheEntry), arena: newArena()}
+}
+
+// coinKey returns txid's key in a buffer reused by the next call.
+func (c *coinCache) coinKey(txid wire.Hash) []byte {
+	c.key[0] = prefixCoins
+	copy(c.key[1:], txid[:])
+	return c.key[:]
+}
+
+// load returns the cache entry of txid, reading it from the store on a miss.
+func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
+	if e, ok := c.entries[txid]; ok {
+		return e, nil
+	}
+	v, err := c.kv.Get(c.coinKey(txid))
+	var e cacheEntry
+	switch {
+	case errors.Is(err, backends.ErrNotFound):
+	case err != nil:
+		return 0, fmt.Errorf("kvstore: read coins of %s: %w", txid, err)
+	case len(v) > entryMaxLen:
+		return 0, fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(v))
+	case len(v) > 0:
+		e = packEntry(c.arena.put(v), len(v), entryOnDisk)
+	}
+	c.entries[txid] = e
+	return e, nil
+}
+
+// setRecord replaces txid's cached record (rec empty: no unspent output
+// left) and marks it dirty. A txid that never reached the store and has no
+// output left is simply forgotten (nothing to write).
+func (c *coinCache) setRecord(txid wire.Hash, e cacheEntry, rec []byte) error {
+	c.arena.dead += int64(e.len())
+	switch {
+	case len(rec) == 0 && e&entryOnDisk == 0:
+		delete(c.entries, txid)
+	case len(rec) == 0:
+		c.entries[txid] = packEntry(0, 0, entryOnDisk|entryDirty)
+	case len(rec) > entryMaxLen:
+		return fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(rec))
+	default:
+		c.entries[txid] = packEntry(c.arena.put(rec), len(rec), e&entryOnDisk|entryDirty)
+	}
+	return nil
+}
+
+// compactMinDead is the least dead arena bytes worth a compaction (a
+// variable for tests).
+var compactMinDead int64 = 1 << 20
+
+// maybeCompact copies the live records into fresh chunks when replaced
+// records take a quarter of the arena: the garbage stays below a third of
+// the live bytes, and each compaction copies at most three live bytes per
+// dead one.
+func (c *coinCache) maybeCompact() {
+	if c.arena.dead < compactMinDead || 4*c.arena.dead < c.arena.used {
+		return
+	}
+	a := newArena()
+	for h, e := range c.entries {
+		if n := e.len(); n > 0 {
+			c.entries[h] = packEntry(a.put(c.arena.get(e)), n, e.flags())
+		}
+	}
+	c.arena = a
+}
+
+// coin returns the unspent output op; its script aliases the cached
+// record, which is never modified in place.
+func (c *coinCache) coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
+	e, err := c.load(op.Hash)
+	if err != nil || e.len() == 0 {
+		return utxo.Coin{}, false, err
+	}
+	coin, found, err := utxo.RecordGet(c.arena.get(e), op.Index)
+	if err != nil {
+		return utxo.Coin{}, false, fmt.Errorf("kvstore: coins of %s: %w", op.Hash, err)
+	}
+	return coin, found, nil
+}
+
+// liveOutputs is the number of unspent outputs of txid.
+func (c *coinCache) liveOutputs(txid wire.Hash) (int, error) {
+	e, err := c.load(txid)
+	if err != nil || e.len() == 0 {
+		return 0, err
+	}
+	return utxo.RecordLen(c.arena.get(e))
+}
+
+// sameTxid returns the end of the run of entries of list[i]'s txid.
+func sameTxid(list []utxo.Entry, i int) int {
+	j := i + 1
+	for j < len(list) && list[j].Hash == list[i].Hash {
+		j++
+	}
+	return j
+}
+
+// remove deletes the outputs of list.
+func (c *coinCache) remove(list []utxo.Entry) error {
+	return c.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
+		if len(rec) == 0 {
+			return nil, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
+		}
+		out, _, found, err := utxo.RecordRemove(dst, rec, x.Index)
+		if err != nil {
+			return nil, fmt.Errorf("kvstore: coins of %s: %w", x.Hash, err)
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
+		}
+		return out, nil
+	})
+}
+
+// add inserts the outputs of list.
+func (c *coinCache) add(list []utxo.Entry) error {
+	return c.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
+		out, err := utxo.RecordAdd(dst, rec, x.Index, x.Coin)
+		if err != nil {
+			return nil, fmt.Errorf("kvstore: add %s:%d: %w", x.Hash, x.Index, err)
+		}
+		return out, nil
+	})
+}
+
+// update applies op to every entry of list. Consecutive entries of one txid
+// are applied to scratch copies of its record (op appends the new record to
+// dst) and the result is stored once per run.
+func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.Entry) ([]byte, error)) error {
+	for i := 0; i < len(list); {
+		j := sameTxid(list, i)
+		h := list[i].Hash
+		e, err := c.load(h)
+		if err != nil {
+			return err
+		}
+		rec := c.arena.get(e)
+		for k, x := range list[i:j] {
+			out, err := op(c.scratch[k&1][:0], rec, x)
+			if err != nil {
+				return err
+			}
+			c.scratch[k&1] = out
+			rec = out
+		}
+		if err := c.setRecord(h, e, rec); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// bytes is the cache's estimated size: map slots plus the arena's consumed
+// bytes (replaced records included until a compaction).
+func (c *coinCache) bytes() int64 {
+	return int64(len(c.entries))*cacheEntryOverhead + c.arena.used
+}
+
+// dirty returns the txids a flush must write, in key order, and the bytes
+// of their keys and records.
+func (c *coinCache) dirty() (txids []wire.Hash, size int) {
+	n := 0
+	for _, e := range c.entries {
+		if e&entryDirty != 0 {
+			size += 33 + e.len()
+			n++
+		}
+	}
+	txids = make([]wire.Hash, 0, n)
+	for txid, e := range c.entries {
+		if e&entryDirty != 0 {
+			txids = append(txids, txid)
+		}
+	}
+	slices.SortFunc(txids, func(a, b wire.Hash) int { return bytes.Compare(a[:], b[:]) })
+	return txids, size
+}
+
+// retire runs after a flush made every dirty record durable: over budget
+// the whole cache goes; otherwise dirty entries become clean and entries
+// without outputs (spent, or absent when looked up) go, since the store now
+// answers for them.
+func (c *coinCache) retire(budget int64) {
+	if c.bytes() > budget {
+		c.reset()
+		return
+	}
+	for txid, e := range c.entries {
+		if e.len() == 0 {
+			delete(c.entries, txid)
+		} else if e&entryDirty != 0 {
+			c.entries[txid] = e&^entryDirty | entryOnDisk
+		}
+	}
+	c.maybeCompact()
+}
+
+// reset drops every entry (a new map: clear would keep the table's memory).
+func (c *coinCache) reset() {
+	c.entries = make(map[wire.Hash]cacheEntry)
+	c.arena = newArena()
+}

@@ -1,0 +1,140 @@
+package kvstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"utxod/backends"
+	"utxod/store"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// Flush implements store.Store: build one batch of every pending change,
+// commit it, then retire what it made durable. A failed commit retires
+// nothing, so the next flush writes it all again.
+func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
+	if s.closed {
+		return backends.ErrClosed
+	}
+	s.index = append(s.index, index...)
+	if err := s.stageStats(stats); err != nil {
+		return err
+	}
+	// Undo records and blocks first (they must be durable before the tip
+	// that references them); what the early writer could not write (it
+	// stopped at a failure) is still pending and goes into this batch.
+	s.w.drain()
+	s.forgetWritten()
+	b, err := s.buildBatch()
+	if err != nil {
+		return fmt.Errorf("kvstore: flush: %w", err)
+	}
+	if b.Len() == 0 {
+		return nil // nothing changed since the last flush
+	}
+	if err := s.commit(b); err != nil {
+		return fmt.Errorf("kvstore: flush: %w", err)
+	}
+	s.retire()
+	return nil
+}
+
+// stageStats takes the statistics of the tip the coins describe.
+func (s *Store) stageStats(stats *store.Stats) error {
+	if !s.tipDirty {
+		return nil
+	}
+	if stats == nil {
+		return errors.New("kvstore: flush: the tip moved but no statistics were given")
+	}
+	if stats.BestBlock != s.tip {
+		return fmt.Errorf("kvstore: flush: statistics describe %s, the coins %s", stats.BestBlock, s.tip)
+	}
+	return s.setStats(stats)
+}
+
+// buildBatch collects every pending change in a fresh batch (a large
+// flush's buffer is not kept alive): dirty coins, pending undo and block
+// data and deletions, index entries, each Index's changes, then genesis,
+// schema, statistics and tip.
+func (s *Store) buildBatch() (*backends.Batch, error) {
+	dirty, size := s.coins.dirty()
+	ops := len(dirty)
+	for _, u := range s.undo {
+		size += 33 + len(u.b)
+		ops++
+	}
+	for _, raw := range s.blocks {
+		size += 33 + len(raw.b)
+		ops++
+	}
+	size += len(s.index) * (33 + wire.HeaderSize + 40)
+	b := backends.NewBatch()
+	b.Grow(size+4096, ops+len(s.index)+8)
+	// Coins in key order: txids are random, and bbolt applies a batch key
+	// by key to its B+tree (docs/benchmarks/storage.md).
+	for _, txid := range dirty {
+		if e := s.coins.entries[txid]; e.len() == 0 {
+			b.Delete(s.coins.coinKey(txid))
+		} else {
+			b.Put(s.coins.coinKey(txid), s.coins.arena.get(e))
+		}
+	}
+	for h, u := range s.undo {
+		if u.b == nil {
+			b.Delete(hashKey(prefixUndo, h))
+		} else {
+			b.Put(hashKey(prefixUndo, h), u.b)
+		}
+	}
+	for h, raw := range s.blocks {
+		if raw.b == nil {
+			b.Delete(hashKey(prefixBlock, h))
+		} else {
+			b.Put(hashKey(prefixBlock, h), raw.b)
+		}
+	}
+	for i := range s.index {
+		e := &s.index[i]
+		b.Put(hashKey(prefixIndex, e.Header.BlockHash()), encodeIndexEntry(nil, e))
+	}
+	for _, ix := range s.indexes {
+		if err := ix.AppendBatch(b); err != nil {
+			return nil, err
+		}
+	}
+	if s.genesis != nil {
+		b.Put(keyGenesis, s.genesis)
+		b.Put(keySchema, binary.LittleEndian.AppendUint32(nil, schemaVersion))
+	}
+	if s.stats != nil {
+		b.Put(keyStats, s.stats)
+		b.Put(keyTip, append([]byte(nil), s.tip[:]...))
+	}
+	return b, nil
+}
+
+// commit writes b synced, after Core's CheckDiskSpace test before
+// FlushStateToDisk (stores write a batch at least twice: log and table).
+func (s *Store) commit(b *backends.Batch) error {
+	if err := backends.CheckSpace(s.kv, 2*uint64(b.Size()), s.minFree); err != nil {
+		return err
+	}
+	return s.kv.Write(b, backends.Sync)
+}
+
+// retire forgets what a committed batch made durable.
+func (s *Store) retire() {
+	clear(s.undo)
+	clear(s.blocks)
+	s.held = 0
+	s.w.reset()
+	s.genesis, s.stats, s.tipDirty = nil, nil, false
+	s.index = nil
+	for _, ix := range s.indexes {
+		ix.Flushed()
+	}
+	s.coins.retire(s.budget)
+}

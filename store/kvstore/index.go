@@ -1,0 +1,64 @@
+package kvstore
+
+import (
+	"bytes"
+	"fmt"
+
+	"utxod/backends"
+	"utxod/utxo"
+	"utxod/wire"
+)
+
+// Index is a secondary index over the coin set (a scripthash → outpoint
+// index, say) that the Store keeps under its own key prefix and writes in
+// the same atomic batch as the coins and the tip, so a crash never leaves
+// it describing other coins than the store's.
+//
+// The Store calls it under the chainstate's write lock: Apply for every
+// block connected or disconnected, in chain order, after the coins cache
+// took the change; at each flush AppendBatch, and Flushed once that batch
+// is durable. After a failed flush Flushed is not called: the changes stay
+// pending and the next AppendBatch writes them again. An index that must
+// know which tip it describes writes that under its prefix in AppendBatch;
+// one added to a store that already has coins builds itself from a
+// store.Scanner first.
+type Index interface {
+	// Prefix is the first byte of every key the index writes; it is none
+	// of the Store's own (schema.go) nor another index's.
+	Prefix() byte
+	// Apply records the coin changes of a block. Connecting: d.Spent and
+	// d.Overwritten left the set, d.Created entered it. Disconnecting (d
+	// is the block's undo delta): d.Created left, d.Spent came back, and
+	// d.Overwritten stays gone, as in Core. d belongs to the caller: copy
+	// what you keep.
+	Apply(block wire.Hash, d *utxo.Delta, connect bool) error
+	// AppendBatch adds every change applied since the last Flushed to b,
+	// under Prefix.
+	AppendBatch(b *backends.Batch) error
+	// Flushed reports that the batch of the last AppendBatch is durable.
+	Flushed()
+}
+
+// AddIndex registers ix. Call it before use.
+func (s *Store) AddIndex(ix Index) error {
+	p := ix.Prefix()
+	if bytes.IndexByte(ownPrefixes, p) >= 0 {
+		return fmt.Errorf("kvstore: index prefix %q is the store's own", p)
+	}
+	for _, o := range s.indexes {
+		if o.Prefix() == p {
+			return fmt.Errorf("kvstore: two indexes with prefix %q", p)
+		}
+	}
+	s.indexes = append(s.indexes, ix)
+	return nil
+}
+
+func (s *Store) applyIndexes(block wire.Hash, d *utxo.Delta, connect bool) error {
+	for _, ix := range s.indexes {
+		if err := ix.Apply(block, d, connect); err != nil {
+			return fmt.Errorf("kvstore: index %q: %w", ix.Prefix(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+// Package kvstore is the persistent store.Store over any backends.KV: the
+// on-disk schema (schema.go, docs/formats.md), a write-back coins cache with
+// a byte budget (cache.go), undo records and raw blocks written ahead of the
+// flush by a background writer (pending.go, early.go, undo.go), and the
+// flush: one synced batch of coins, index entries, deletions, tip and
+// statistics (flush.go), which secondary indexes join (index.go).
+package kvstore
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+
+	"utxod/backends"
+	"utxod/internal/diskspace"
+	"utxod/store"
+	"utxod/utxo"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// Store is the persistent store.Store over a backends.KV.
+type Store struct {
+	// rmu serialises Coin: it runs under the chainstate's read lock, so
+	// several HTTP lookups can reach it at once, and a miss inserts into
+	// the cache. Every other method except Block runs under the
+	// chainstate's write lock.
+	rmu     sync.Mutex
+	kv      backends.KV
+	budget  int64
+	minFree uint64 // pre-flush free-space margin (SetMinFree)
+	coins   coinCache
+	// undo and blocks: data not yet durable (nil = delete at the next
+	// flush); puts are written early by w and forgotten once written.
+	undo   map[wire.Hash]pendingData
+	blocks map[wire.Hash]pendingData
+	held   int64 // bytes of the puts in undo and blocks
+	w      *earlyWriter
+	key    [33]byte // undo and block keys handed to w (which copies them)
+	tip    wire.Hash
+	stats  []byte
+	// tipDirty: the tip moved since the last flush (statistics to write).
+	tipDirty bool
+	genesis  []byte
+	closed   bool
+	// index holds the block-index entries given since the last successful
+	// flush, oldest first (a later entry of a block supersedes an earlier
+	// one in the batch).
+	index   []validate.IndexEntry
+	indexes []Index
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New wraps kv with a coins cache of budget bytes (0: 450 MiB). The caller
+// keeps ownership of kv: Close closes the store's cache, not kv.
+func New(kv backends.KV, budget int64) *Store {
+	if budget <= 0 {
+		budget = 450 << 20
+	}
+	return &Store{kv: kv, budget: budget, coins: newCoinCache(kv),
+		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData),
+		w: newEarlyWriter(kv, diskspace.DefaultMinFreeBytes), minFree: diskspace.DefaultMinFreeBytes}
+}
+
+// SetMinFree sets the free space every flush leaves on the store's
+// filesystem beyond what it writes (default 50 MiB, Core's; 0 turns the
+// pre-flush check off). Call it before use.
+func (s *Store) SetMinFree(bytes uint64) { s.minFree, s.w.minFree = bytes, bytes }
+
+// Coin implements utxo.View. The script aliases the cached record, which
+// is never modified in place (updates build a new record).
+func (s *Store) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.coins.coin(op)
+}
+
+// LiveOutputs implements store.Store.
+func (s *Store) LiveOutputs(txid wire.Hash) (int, error) { return s.coins.liveOutputs(txid) }
+
+func (s *Store) setStats(stats *store.Stats) error {
+	b, err := stats.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	s.stats = b
+	return nil
+}
+
+// Connect implements store.Store.
+func (s *Store) Connect(block wire.Hash, d *utxo.Delta) error {
+	if s.closed {
+		return backends.ErrClosed
+	}
+	if err := s.coins.remove(d.Spent); err != nil {
+		return err
+	}
+	if err := s.coins.remove(d.Overwritten); err != nil {
+		return err
+	}
+	if err := s.coins.add(d.Created); err != nil {
+		return err
+	}
+	if err := s.applyIndexes(block, d, true); err != nil {
+		return err
+	}
+	s.setPending(false, block, encodeUndo(nil, d))
+	s.coins.maybeCompact()
+	s.tip, s.tipDirty = block, true
+	return nil
+}
+
+// Disconnect implements store.Store.
+func (s *Store) Disconnect(block, parent wire.Hash, d *utxo.Delta) error {
+	if s.closed {
+		return backends.ErrClosed
+	}
+	if err := s.coins.remove(d.Created); err != nil {
+		return err
+	}
+	if err := s.coins.add(d.Spent); err != nil {
+		return err
+	}
+	if err := s.applyIndexes(block, d, false); err != nil {
+		return err
+	}
+	s.setPending(false, block, nil)
+	s.coins.maybeCompact()
+	s.tip, s.tipDirty = parent, true
+	return nil
+}
+
+// SetGenesis implements store.Store.
+func (s *Store) SetGenesis(h wire.Hash, stats *store.Stats) error {
+	s.genesis = bytes.Clone(h[:])
+	s.tip, s.tipDirty = h, true
+	return s.setStats(stats)
+}
+
+// NeedsFlush implements store.Store. Undo records and blocks the early
+// writer could not write count against the same budget (normally they are
+// durable within a few batches).
+func (s *Store) NeedsFlush() bool { return s.CacheBytes() > s.budget || s.held > s.budget }
+
+// CacheBytes implements store.Store: the coins cache's estimated size.
+func (s *Store) CacheBytes() int64 { return s.coins.bytes() }
+
+// Snapshot implements store.Store: flush, then scan a store snapshot.
+func (s *Store) Snapshot(index []validate.IndexEntry, stats *store.Stats) (store.Scanner, error) {
+	if err := s.Flush(index, stats); err != nil {
+		return nil, err
+	}
+	snap, err := s.kv.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &scanner{snap: snap}, nil
+}
+
+// Close implements store.Store. Unflushed changes are dropped (the store
+// reopens at the last flushed tip); callers flush first for a clean
+// shutdown.
+func (s *Store) Close() error {
+	s.closed = true
+	s.w.close()
+	s.coins.reset()
+	return nil
+}
+
+// scanner walks the 'c' records of a store snapshot.
+type scanner struct{ snap backends.Snapshot }
+
+func (k *scanner) Scan(fn func(utxo.Entry) error) error {
+	it, err := k.snap.NewIterator(backends.PrefixRange([]byte{prefixCoins}))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var outs []utxo.IndexedCoin
+	for it.Next() {
+		key := it.Key()
+		if len(key) != 33 {
+			return fmt.Errorf("kvstore: bad coins key %x", key)
+		}
+		var txid wire.Hash
+		copy(txid[:], key[1:])
+		outs, err = utxo.DecodeRecord(it.Value(), outs[:0])
+		if err != nil {
+			return fmt.Errorf("kvstore: coins of %s: %w", txid, err)
+		}
+		// Records keep outputs in numeric vout order, which is Core's
+		// hash_serialized_3 order within a txid.
+		for _, o := range outs {
+			if err := fn(utxo.Entry{Outpoint: utxo.Outpoint{Hash: txid, Index: o.Index}, Coin: o.Coin}); err != nil {
+				return err
+			}
+		}
+	}
+	return it.Err()
+}
+
+func (k *scanner) Close() error { return k.snap.Close() }

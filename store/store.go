@@ -1,0 +1,96 @@
+// Package store is where a chainstate keeps its coins, undo data, raw blocks
+// and block index: the Store interface, its errors and the in-memory Store.
+// Package store/kvstore persists a Store over any backends.KV.
+package store
+
+import (
+	"errors"
+
+	"utxod/utxo"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// Stats are the chainstate statistics a Store persists with its tip.
+type Stats = utxo.Stats
+
+// Store errors.
+var (
+	// ErrNoUndo reports a block whose undo data is missing.
+	ErrNoUndo = errors.New("store: no undo data for block")
+	// ErrNoBlock reports block data that is not stored.
+	ErrNoBlock = errors.New("store: block data not stored")
+)
+
+// Persisted is the state a Store reopens with.
+type Persisted struct {
+	Genesis wire.Hash
+	Tip     wire.Hash
+	Stats   Stats
+	Index   []validate.IndexEntry
+}
+
+// Scanner walks one consistent copy of the coin set in hash_serialized_3
+// order (txid by raw bytes, then vout numerically). It stays valid while the
+// chainstate moves on; Close releases it. Entries passed to fn (scripts
+// included) are valid only during the call.
+type Scanner interface {
+	Scan(fn func(utxo.Entry) error) error
+	Close() error
+}
+
+// Store is where a chainstate keeps its coins, undo data, raw blocks and
+// block index.
+//
+// Connect and Disconnect are applied in chain order. Coins, index entries,
+// deletions, the tip and the statistics reach disk only at Flush, in one
+// atomic synced batch, so a store on disk always describes exactly one tip.
+// Undo records and raw blocks may be written ahead of that flush (kvstore's
+// early writer does, as Core appends to its blk/rev files before
+// FlushStateToDisk): their keys are block hashes, so one the flushed state
+// does not reference is harmless, and every one it references is durable
+// before the batch that references it.
+//
+// Stores are not safe for concurrent use: the chainstate serialises calls.
+// Only Coin and Block run under its read lock, concurrently with each other,
+// and stores must allow that.
+type Store interface {
+	utxo.View
+	// LiveOutputs is the number of unspent outputs of txid.
+	LiveOutputs(txid wire.Hash) (int, error)
+	// Connect applies d as the effect of connecting block (the new tip)
+	// and records d as block's undo data.
+	Connect(block wire.Hash, d *utxo.Delta) error
+	// Undo returns the delta block (the current tip) was connected with
+	// (ErrNoUndo if none). The caller must not modify it.
+	Undo(block wire.Hash) (*utxo.Delta, error)
+	// Disconnect reverts block (the current tip, whose delta is d); parent
+	// becomes the tip.
+	Disconnect(block, parent wire.Hash, d *utxo.Delta) error
+	// PutBlock stores raw block data (the store keeps raw: the caller must
+	// not modify it). Block returns it (ErrNoBlock if absent; the caller
+	// must not modify the bytes). DeleteBlock drops it.
+	PutBlock(hash wire.Hash, raw []byte) error
+	Block(hash wire.Hash) ([]byte, error)
+	DeleteBlock(hash wire.Hash) error
+	// Load returns the persisted state, or nil for a new store.
+	Load() (*Persisted, error)
+	// SetGenesis initialises a new store at the network's genesis block.
+	SetGenesis(h wire.Hash, stats *Stats) error
+	// Flush writes everything applied so far with the given index entries
+	// (those changed since the last call) and the statistics of the current
+	// tip, atomically and durably. After a failure everything stays pending
+	// for the next Flush, the index entries given included.
+	Flush(index []validate.IndexEntry, stats *Stats) error
+	// NeedsFlush reports that the cache is over its budget.
+	NeedsFlush() bool
+	// CacheBytes is the cache's current estimated size.
+	CacheBytes() int64
+	// Snapshot returns a Scanner over the current coin set (index and stats
+	// as for Flush: a persistent store may flush first). The caller holds
+	// the chainstate's write lock during the call, not during the scan.
+	Snapshot(index []validate.IndexEntry, stats *Stats) (Scanner, error)
+	// Close releases the store. Unflushed changes are dropped (a persistent
+	// store reopens at its last flushed tip); callers flush first.
+	Close() error
+}
