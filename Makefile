@@ -30,6 +30,7 @@ build: deps-build
 # installs what it needs first. Keep it well under 15 minutes on 2 cores.
 test: deps-test vet
 	$(GO) test -tags '$(TAGS)' -count=1 -timeout 30m ./...
+	$(GO) test -tags '$(TAGS)' -race -short -count=1 ./api/ ./chainstate/
 	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/...
 	$(GO) test -count=1 ./backends/rocksdb/ ./cmd/utxod/ -run 'Stub|Help|BadFlags|Missing'
 	$(GO) test -tags '$(TAGS) syssecp256k1' -count=1 ./internal/secp256k1/ ./script/

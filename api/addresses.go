@@ -109,7 +109,7 @@ func (a *addrService) page(ctx context.Context, s *Server, qs []scripthash.Query
 }
 
 func (p *page) date(s *Server) bool {
-	if n := s.chain.AtHeight(int32(p.tip.Height)); n == nil || n.Hash != p.tip.Hash {
+	if n, ok := s.chain.AtHeight(int32(p.tip.Height)); !ok || n.Hash != p.tip.Hash {
 		return false
 	}
 	for _, a := range p.answers {
@@ -117,8 +117,8 @@ func (p *page) date(s *Server) bool {
 			if _, ok := p.blocks[u.Height]; ok {
 				continue
 			}
-			n := s.chain.AtHeight(int32(u.Height))
-			if n == nil || u.Height > p.tip.Height {
+			n, ok := s.chain.AtHeight(int32(u.Height))
+			if !ok || u.Height > p.tip.Height {
 				return false
 			}
 			p.blocks[u.Height] = blockRef{hash: n.Hash, time: n.Header.Time}
@@ -126,8 +126,8 @@ func (p *page) date(s *Server) bool {
 	}
 	// The tip is checked again: a reorganisation may have happened while
 	// the rows were dated.
-	n := s.chain.AtHeight(int32(p.tip.Height))
-	return n != nil && n.Hash == p.tip.Hash
+	n, ok := s.chain.AtHeight(int32(p.tip.Height))
+	return ok && n.Hash == p.tip.Hash
 }
 
 // esplora renders rows as Esplora's UtxoValue list ([] when empty).

@@ -176,7 +176,7 @@ func TestAddressPagingStable(t *testing.T) {
 	// time while a block spends one already returned and one not yet
 	// returned, and pays a new one.
 	r.mineN(100)
-	b1 := r.gen.Node(r.cs.AtHeight(1).Hash)
+	b1 := r.gen.Node(mustAt(t, r.cs, 1).Hash)
 	cb := b1.Block.Transactions[0]
 	var anyoneOuts []uint32
 	for i, o := range cb.TxOut {
@@ -383,7 +383,7 @@ func TestAddressRoutesIndex(t *testing.T) {
 	rec := do(t, s, "GET", "/api/address/"+r.addr(pkhScript)+"/utxo", nil)
 	var got []EsploraUTXO
 	decodeJSON(t, rec, &got)
-	if calls != 1 || len(got) != 1 || got[0].Vout != 7 || got[0].Value != 99 || got[0].Status.BlockHash != r.cs.AtHeight(3).Hash.String() {
+	if calls != 1 || len(got) != 1 || got[0].Vout != 7 || got[0].Value != 99 || got[0].Status.BlockHash != mustAt(t, r.cs, 3).Hash.String() {
 		t.Fatalf("index answer: %d calls, %s", calls, rec.Body)
 	}
 

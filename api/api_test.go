@@ -417,6 +417,9 @@ type panicChain struct {
 }
 
 func (p panicChain) Coin(utxo.Outpoint) (utxo.Coin, bool, error) { panic("boom") }
+func (p panicChain) Coins([]utxo.Outpoint) ([]bool, []utxo.Coin, chainstate.BlockInfo, error) {
+	panic("boom")
+}
 func (p panicChain) Info(string) (utxo.ChainstateInfo, error) {
 	return utxo.ChainstateInfo{}, p.fail
 }

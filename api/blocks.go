@@ -142,11 +142,9 @@ func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
 }
 
 // processBlock runs ProcessBlock holding the submission slot (already
-// acquired) and the index write lock; both are released even if it panics.
+// acquired), which is released even if it panics.
 func (s *Server) processBlock(raw []byte) (chainstate.Result, error) {
 	defer func() { <-s.sem }()
-	s.nodeMu.Lock()
-	defer s.nodeMu.Unlock()
 	return s.chain.ProcessBlock(raw)
 }
 
@@ -239,13 +237,12 @@ type BlockInfo struct {
 	Nonce             uint32 `json:"nonce" example:"2573394689"`
 }
 
-// blockInfo describes n (non-nil).
-func (s *Server) blockInfo(n *validate.BlockNode) BlockInfo {
-	status, reason := s.nodeStatus(n)
+// blockInfo describes n.
+func blockInfo(n chainstate.BlockInfo) BlockInfo {
 	bi := BlockInfo{
 		Hash:          n.Hash.String(),
 		Height:        n.Height,
-		Flags:         status.String(),
+		Flags:         n.Status.String(),
 		Confirmations: -1,
 		ChainWork:     hex64(n.ChainWork),
 		Version:       n.Header.Version,
@@ -255,37 +252,28 @@ func (s *Server) blockInfo(n *validate.BlockNode) BlockInfo {
 		Nonce:         n.Header.Nonce,
 	}
 	switch {
-	case status.Invalid():
+	case n.Status.Invalid():
 		bi.Status = "invalid"
-		bi.RejectReason = reason
-		if bi.RejectReason == "" && status.Has(validate.StatusFailedParent) {
+		bi.RejectReason = n.RejectReason
+		if bi.RejectReason == "" && n.Status.Has(validate.StatusFailedParent) {
 			bi.RejectReason = "bad-prevblk"
 		}
-	case status.Has(validate.StatusDataValid) || status.Has(validate.StatusConnected):
+	case n.Status.Has(validate.StatusDataValid) || n.Status.Has(validate.StatusConnected):
 		bi.Status = "valid"
 	default:
 		bi.Status = "header-only"
 	}
-	if n.Parent != nil {
-		bi.PreviousBlockHash = n.Parent.Hash.String()
+	if n.Height > 0 {
+		bi.PreviousBlockHash = n.Header.PrevBlock.String()
 	}
-	if s.chain.AtHeight(n.Height) == n {
+	if n.InActiveChain {
 		bi.InActiveChain = true
-		if tip := s.chain.Tip(); tip != nil && tip.Height >= n.Height {
-			bi.Confirmations = tip.Height - n.Height + 1
-		}
-		if next := s.chain.AtHeight(n.Height + 1); next != nil {
-			bi.NextBlockHash = next.Hash.String()
+		bi.Confirmations = n.TipHeight - n.Height + 1
+		if n.Next != (wire.Hash{}) {
+			bi.NextBlockHash = n.Next.String()
 		}
 	}
 	return bi
-}
-
-// nodeStatus reads n's status fields under the index read lock.
-func (s *Server) nodeStatus(n *validate.BlockNode) (validate.BlockStatus, string) {
-	s.nodeMu.RLock()
-	defer s.nodeMu.RUnlock()
-	return n.Status, n.RejectReason
 }
 
 // hex64 is Core's uint256 GetHex of a non-negative big integer.
@@ -314,8 +302,8 @@ func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "bad-hash", "block hash must be 64 hex digits")
 		return
 	}
-	if n := s.chain.Lookup(hash); n != nil {
-		writeJSON(w, http.StatusOK, s.blockInfo(n))
+	if n, ok := s.chain.Lookup(hash); ok {
+		writeJSON(w, http.StatusOK, blockInfo(n))
 		return
 	}
 	if prev, ok := s.orphans.get(hash); ok {
@@ -333,7 +321,7 @@ func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
 //	@Success	200	{object}	BlockInfo
 //	@Router		/v1/tip [get]
 func (s *Server) handleTip(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.blockInfo(s.chain.Tip()))
+	writeJSON(w, http.StatusOK, blockInfo(s.chain.Tip()))
 }
 
 // handleBlockAtHeight godoc
@@ -352,10 +340,10 @@ func (s *Server) handleBlockAtHeight(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "bad-height", "height must be a non-negative decimal integer")
 		return
 	}
-	n := s.chain.AtHeight(int32(h))
-	if n == nil {
+	n, ok := s.chain.AtHeight(int32(h))
+	if !ok {
 		writeProblem(w, http.StatusNotFound, "height-out-of-range", fmt.Sprintf("height %d is above the active tip", h))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.blockInfo(n))
+	writeJSON(w, http.StatusOK, blockInfo(n))
 }

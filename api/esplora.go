@@ -150,8 +150,8 @@ func (s *Server) handleEsploraBlockHeight(w http.ResponseWriter, r *http.Request
 		writeEsploraError(w, http.StatusNotFound, "Block not found")
 		return
 	}
-	n := s.chain.AtHeight(int32(h))
-	if n == nil {
+	n, ok := s.chain.AtHeight(int32(h))
+	if !ok {
 		writeEsploraError(w, http.StatusNotFound, "Block not found")
 		return
 	}
@@ -185,11 +185,11 @@ func (s *Server) handleEsploraBlockStatus(w http.ResponseWriter, r *http.Request
 	tip := s.chain.Tip()
 	st := EsploraBlockStatus{}
 	ttl := ttlShort
-	if n := s.chain.Lookup(hash); n != nil {
-		if at := s.chain.AtHeight(n.Height); at != nil && at.Hash == hash {
+	if n, ok := s.chain.Lookup(hash); ok {
+		if at, ok := s.chain.AtHeight(n.Height); ok && at.Hash == hash {
 			h := n.Height
 			st.InBestChain, st.Height = true, &h
-			if next := s.chain.AtHeight(n.Height + 1); next != nil {
+			if next, ok := s.chain.AtHeight(n.Height + 1); ok {
 				nh := next.Hash.String()
 				st.NextBest = &nh
 			}

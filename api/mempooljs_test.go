@@ -33,7 +33,7 @@ func TestMempoolJSClient(t *testing.T) {
 	ts, tsLimited := httptest.NewServer(r.srv), httptest.NewServer(limited)
 	defer ts.Close()
 	defer tsLimited.Close()
-	block1 := r.cs.AtHeight(1).Hash.String()
+	block1 := mustAt(t, r.cs, 1).Hash.String()
 	cmd := exec.Command(node, "testdata/mempooljs_client.js", strings.TrimPrefix(ts.URL, "http://"),
 		strings.TrimPrefix(tsLimited.URL, "http://"), r.addr(pkhScript), block1)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
@@ -69,7 +69,7 @@ func TestMempoolJSClient(t *testing.T) {
 		t.Errorf("tip %d %s, height 1 %s", got.TipHeight, got.TipHash, got.Height1)
 	}
 	if !got.Status.InBestChain || got.Status.Height == nil || *got.Status.Height != 1 || got.Status.NextBest == nil ||
-		*got.Status.NextBest != r.cs.AtHeight(2).Hash.String() {
+		*got.Status.NextBest != mustAt(t, r.cs, 2).Hash.String() {
 		t.Errorf("status %+v", got.Status)
 	}
 	if !sameSet(asSet(t, got.UTXOs), want) {

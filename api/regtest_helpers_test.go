@@ -126,3 +126,13 @@ func (r *regtest) get(target string, v any) int {
 	}
 	return rec.Code
 }
+
+// mustAt is the active chain's block at height h.
+func mustAt(t testing.TB, cs *chainstate.Chainstate, h int32) chainstate.BlockInfo {
+	t.Helper()
+	b, ok := cs.AtHeight(h)
+	if !ok {
+		t.Fatalf("no active block at height %d", h)
+	}
+	return b
+}

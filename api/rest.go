@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"utxod/chainstate"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -169,13 +170,13 @@ func (s *Server) chainInfo() ChainInfo {
 		Target:        targetHex(tip.Header.Bits),
 		Difficulty:    coreFloat(difficulty(tip.Header.Bits)),
 		Time:          int64(tip.Header.Time),
-		MedianTime:    tip.MedianTimePast(),
+		MedianTime:    tip.MedianTime,
 		ChainWork:     hex64(tip.ChainWork),
 		SizeOnDisk:    s.sizeOnDisk(),
 		Warnings:      []string{},
 	}
 	ci.InitialBlockDownload = time.Unix(int64(tip.Header.Time), 0).Before(now.Add(-maxTipAge))
-	if g := s.chain.AtHeight(0); g != nil {
+	if g, ok := s.chain.AtHeight(0); ok {
 		span := float64(now.Unix() - int64(g.Header.Time))
 		done := float64(int64(tip.Header.Time) - int64(g.Header.Time))
 		if span > 0 {
@@ -274,16 +275,7 @@ func (s *Server) restHeaders(w http.ResponseWriter, r *http.Request, rest string
 		restError(w, http.StatusNotFound, "format-not-found", availableFormats)
 		return
 	}
-	var headers []*validate.BlockNode
-	tip := s.chain.Tip()
-	n := s.chain.Lookup(hash)
-	for n != nil && s.chain.AtHeight(n.Height) == n {
-		headers = append(headers, n)
-		if uint64(len(headers)) == count {
-			break
-		}
-		n = s.chain.AtHeight(n.Height + 1)
-	}
+	headers := s.chain.ActiveFrom(hash, int(count))
 	switch f {
 	case fmtBin, fmtHex:
 		buf := make([]byte, 0, len(headers)*wire.HeaderSize)
@@ -294,14 +286,14 @@ func (s *Server) restHeaders(w http.ResponseWriter, r *http.Request, rest string
 	default:
 		out := make([]BlockHeader, 0, len(headers))
 		for _, h := range headers {
-			out = append(out, s.headerJSON(tip, h))
+			out = append(out, headerJSON(h))
 		}
 		writeJSON(w, http.StatusOK, out)
 	}
 }
 
 // headerJSON is Core's blockheaderToJSON(tip, n).
-func (s *Server) headerJSON(tip, n *validate.BlockNode) BlockHeader {
+func headerJSON(n chainstate.BlockInfo) BlockHeader {
 	bh := BlockHeader{
 		Hash:          n.Hash.String(),
 		Confirmations: -1,
@@ -310,20 +302,20 @@ func (s *Server) headerJSON(tip, n *validate.BlockNode) BlockHeader {
 		VersionHex:    fmt.Sprintf("%08x", uint32(n.Header.Version)),
 		MerkleRoot:    n.Header.MerkleRoot.String(),
 		Time:          n.Header.Time,
-		MedianTime:    n.MedianTimePast(),
+		MedianTime:    n.MedianTime,
 		Nonce:         n.Header.Nonce,
 		Bits:          fmt.Sprintf("%08x", n.Header.Bits),
 		Target:        targetHex(n.Header.Bits),
 		Difficulty:    coreFloat(difficulty(n.Header.Bits)),
 		ChainWork:     hex64(n.ChainWork),
 	}
-	if n.Parent != nil {
-		bh.PreviousBlockHash = n.Parent.Hash.String()
+	if n.Height > 0 {
+		bh.PreviousBlockHash = n.Header.PrevBlock.String()
 	}
-	if tip != nil && tip.Ancestor(n.Height) == n {
-		bh.Confirmations = tip.Height - n.Height + 1
-		if n != tip {
-			bh.NextBlockHash = tip.Ancestor(n.Height + 1).Hash.String()
+	if n.InActiveChain {
+		bh.Confirmations = n.TipHeight - n.Height + 1
+		if n.Next != (wire.Hash{}) {
+			bh.NextBlockHash = n.Next.String()
 		}
 	}
 	return bh
@@ -362,8 +354,8 @@ func (s *Server) restBlockHashByHeight(w http.ResponseWriter, _ *http.Request, r
 		restError(w, http.StatusBadRequest, "bad-height", "Invalid height: "+sanitize(hs))
 		return
 	}
-	n := s.chain.AtHeight(int32(h))
-	if n == nil {
+	n, ok := s.chain.AtHeight(int32(h))
+	if !ok {
 		restError(w, http.StatusNotFound, "height-out-of-range", "Block height out of range")
 		return
 	}
@@ -515,7 +507,7 @@ func (s *Server) restGetUTXOs(w http.ResponseWriter, r *http.Request, rest strin
 		return
 	}
 
-	hits, coins, tip, err := s.lookupCoins(outpoints)
+	hits, coins, tip, err := s.chain.Coins(outpoints)
 	if err != nil {
 		s.log.Error("coin lookup", "err", err)
 		restError(w, http.StatusInternalServerError, "internal", "coin lookup failed")
@@ -605,23 +597,4 @@ func decodeGetUTXOsRequest(b []byte) ([]utxo.Outpoint, bool) {
 		b = b[36:]
 	}
 	return ops, true
-}
-
-// lookupCoins reads outpoints and the tip as one consistent view: no block
-// connects meanwhile.
-func (s *Server) lookupCoins(outpoints []utxo.Outpoint) (hits []bool, coins []utxo.Coin, tip *validate.BlockNode, err error) {
-	s.nodeMu.RLock()
-	defer s.nodeMu.RUnlock()
-	hits = make([]bool, len(outpoints))
-	for i, op := range outpoints {
-		c, ok, err := s.chain.Coin(op)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if ok {
-			hits[i] = true
-			coins = append(coins, c)
-		}
-	}
-	return hits, coins, s.chain.Tip(), nil
 }

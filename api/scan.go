@@ -344,8 +344,8 @@ func (s *Server) startScan(w http.ResponseWriter, r *http.Request, raw []json.Ra
 	})
 	var total int64
 	for _, h := range hits {
-		n := s.chain.AtHeight(int32(h.u.Height))
-		if n == nil {
+		n, ok := s.chain.AtHeight(int32(h.u.Height))
+		if !ok {
 			s.writeLookupProblem(w, errTipMoved)
 			return
 		}
@@ -378,8 +378,8 @@ func (s *Server) scanLookup(ctx context.Context, qs []scripthash.Query) (scripth
 
 // tipHolds reports that the active chain still has tip.
 func (s *Server) tipHolds(tip scripthash.Tip) bool {
-	n := s.chain.AtHeight(int32(tip.Height))
-	return n != nil && n.Hash == tip.Hash
+	n, ok := s.chain.AtHeight(int32(tip.Height))
+	return ok && n.Hash == tip.Hash
 }
 
 // writeDescriptorProblem maps descriptor errors to 400 or 413.

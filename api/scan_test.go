@@ -216,7 +216,7 @@ func TestScanCoreScenario(t *testing.T) {
 		t.Fatalf("%+v", out)
 	}
 	u := out.Unspents[0]
-	if u.Height != 1 || u.BlockHash != r.cs.AtHeight(1).Hash.String() || u.Confirmations != 4 || u.Coinbase != true ||
+	if u.Height != 1 || u.BlockHash != mustAt(t, r.cs, 1).Hash.String() || u.Confirmations != 4 || u.Coinbase != true ||
 		u.Amount.String() != "16.38400000" || u.Desc != "addr(mpQ8rokAhp1TAtJQR6F6TaUmjAWkAWYYBq)#"+mustChecksum(t, "addr(mpQ8rokAhp1TAtJQR6F6TaUmjAWkAWYYBq)") {
 		t.Errorf("unspent %+v", u)
 	}

@@ -18,20 +18,27 @@ import (
 	"utxod/params"
 	"utxod/scripthash"
 	"utxod/utxo"
-	"utxod/validate"
 	"utxod/wire"
 )
 
 // Chain is what the API needs from the node. *chainstate.Chainstate
 // implements it; tests may substitute fakes.
+//
+// Every answer is a copy taken under the node's own lock, so handlers hold
+// no lock on chain data.
 type Chain interface {
 	ProcessBlock(raw []byte) (chainstate.Result, error)
 	Info(hashType string) (utxo.ChainstateInfo, error)
 	Coin(op utxo.Outpoint) (utxo.Coin, bool, error)
-	Tip() *validate.BlockNode
-	BestHeader() *validate.BlockNode
-	Lookup(hash wire.Hash) *validate.BlockNode
-	AtHeight(h int32) *validate.BlockNode
+	// Coins reads several outpoints and the tip in one view.
+	Coins(ops []utxo.Outpoint) (found []bool, coins []utxo.Coin, tip chainstate.BlockInfo, err error)
+	Tip() chainstate.BlockInfo
+	// BestHeader is the most-work valid header (its block may not have arrived).
+	BestHeader() chainstate.BlockInfo
+	Lookup(hash wire.Hash) (chainstate.BlockInfo, bool)
+	AtHeight(h int32) (chainstate.BlockInfo, bool)
+	// ActiveFrom returns up to max active-chain blocks from hash upward.
+	ActiveFrom(hash wire.Hash, max int) []chainstate.BlockInfo
 	Flush() error
 }
 
@@ -86,11 +93,6 @@ type Server struct {
 	closed atomic.Bool
 	done   chan struct{} // closed by Close
 
-	// nodeMu guards reads of block-index status fields against the
-	// writes ProcessBlock makes to them: ProcessBlock runs under the write
-	// lock, status reads under the read lock.
-	nodeMu sync.RWMutex
-
 	orphans orphanSet
 	addr    *addrService
 }
@@ -126,12 +128,7 @@ func New(cfg Config) (*Server, error) {
 	if s.sizeOnDisk == nil {
 		s.sizeOnDisk = func() int64 { return 0 }
 	}
-	s.metrics = newMetrics(cfg.CacheBytes, func() float64 {
-		if t := s.chain.Tip(); t != nil {
-			return float64(t.Height)
-		}
-		return -1
-	})
+	s.metrics = newMetrics(cfg.CacheBytes, func() float64 { return float64(s.chain.Tip().Height) })
 	s.addr = newAddrService(cfg)
 	s.docsUI = newDocsUI()
 	s.metricsHandler = s.metrics.handler()

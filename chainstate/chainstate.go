@@ -10,7 +10,6 @@ import (
 
 	"utxod/params"
 	"utxod/store"
-	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -195,13 +194,6 @@ func New(cfg Config) (*Chainstate, error) {
 func (cs *Chainstate) haveParentData(parent wire.Hash) bool {
 	n := cs.index.Lookup(parent)
 	return n != nil && (n.Status.Has(validate.StatusHaveData) || cs.chain.Contains(n) || n.Status.Invalid())
-}
-
-// Tip returns the active tip.
-func (cs *Chainstate) Tip() *validate.BlockNode {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	return cs.chain.Tip()
 }
 
 // Stats returns a copy of the statistics at the tip (MuHash exact).
@@ -540,31 +532,6 @@ func (cs *Chainstate) processOrphans(parent wire.Hash) {
 			queue = append(queue, b.Hash)
 		}
 	}
-}
-
-// Coin looks up an unspent output at the tip.
-func (cs *Chainstate) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	c, ok, err := cs.store.Coin(op)
-	if ok {
-		c.Script = bytes.Clone(c.Script)
-	}
-	return c, ok, err
-}
-
-// Lookup returns the index entry for hash (nil if unknown).
-func (cs *Chainstate) Lookup(hash wire.Hash) *validate.BlockNode {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	return cs.index.Lookup(hash)
-}
-
-// AtHeight returns the active-chain block at height (nil if beyond the tip).
-func (cs *Chainstate) AtHeight(h int32) *validate.BlockNode {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	return cs.chain.At(h)
 }
 
 // Flush makes the store durable at the current tip.

@@ -16,7 +16,7 @@ import (
 func (cs *Chainstate) ScanCoins(fn func(utxo.Entry) error) (utxo.Stats, error) {
 	cs.mu.Lock()
 	st := cs.statsLocked()
-	snap, err := cs.store.Snapshot(cs.index.TakeDirty(), &st)
+	snap, err := cs.store.Snapshot(indexEntries(cs.index.TakeDirty()), &st)
 	cs.mu.Unlock()
 	if err != nil {
 		return st, fmt.Errorf("chainstate: coin snapshot: %w", err)

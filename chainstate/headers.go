@@ -1,7 +1,6 @@
 package chainstate
 
 import (
-	"utxod/validate"
 	"utxod/wire"
 )
 
@@ -90,8 +89,8 @@ func (cs *Chainstate) AcceptHeaders(hs []wire.Header) HeadersResult {
 
 // BestHeader returns the most-work valid header in the index (Core's
 // pindexBestHeader); its block may not have arrived yet.
-func (cs *Chainstate) BestHeader() *validate.BlockNode {
+func (cs *Chainstate) BestHeader() BlockInfo {
 	cs.mu.RLock()
 	defer cs.mu.RUnlock()
-	return cs.index.BestHeader()
+	return cs.infoLocked(cs.index.BestHeader())
 }

@@ -231,7 +231,7 @@ func TestStreamScriptFailureRollsBack(t *testing.T) {
 				t.Fatalf("after the rollback:\n%s\nwant:\n%s", got, wantInfo)
 			}
 			checkScratchMuHash(t, cs)
-			if n := cs.Lookup(outs[k].Result.Hash); n == nil || !n.Status.Invalid() {
+			if n, ok := cs.Lookup(outs[k].Result.Hash); !ok || !n.Status.Invalid() {
 				t.Fatal("the broken block is not marked invalid")
 			}
 			// The real chain still connects.

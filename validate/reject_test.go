@@ -708,7 +708,7 @@ func TestRejectInputValuesOutOfRange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := e.v.ConnectBlock(blk, e.cs.Tip(), c.view)
+			d, err := e.v.ConnectBlock(blk, e.tipNode(), c.view)
 			if got := validate.Reason(err); got != "bad-txns-inputvalues-outofrange" {
 				t.Fatalf("reason %q (%v), want bad-txns-inputvalues-outofrange", got, err)
 			}

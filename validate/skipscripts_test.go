@@ -18,7 +18,7 @@ import (
 // refused with the same reason either way.
 func TestSkipScriptsSkipsOnlyScripts(t *testing.T) {
 	e := newEnv(t)
-	prev := e.cs.Tip()
+	prev := e.tipNode()
 	parse := func(raw []byte) *wire.Block {
 		b, err := wire.ParseBlock(raw)
 		if err != nil {

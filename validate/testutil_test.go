@@ -15,6 +15,7 @@ import (
 	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
+	"utxod/wire"
 )
 
 // The reject tests share one regtest base chain, built once:
@@ -141,6 +142,27 @@ func newMainnetEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	return &env{t: t, cs: cs, v: v}
+}
+
+// tipNode is the base tip's block-index entry, in an index of the test's
+// own (the chainstate hands out copies, not its nodes).
+func (e *env) tipNode() *validate.BlockNode {
+	e.t.Helper()
+	idx := validate.NewBlockIndex(params.RegTest())
+	var n *validate.BlockNode
+	for _, raw := range e.base.raws {
+		h, err := wire.ParseHeader(raw)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if n, err = idx.AddHeader(h); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if n.Hash != e.cs.Tip().Hash {
+		e.t.Fatalf("base chain ends at %s, the chainstate at %s", n.Hash, e.cs.Tip().Hash)
+	}
+	return n
 }
 
 // tip is the base chain's last block.

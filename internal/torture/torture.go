@@ -459,7 +459,7 @@ func (c *Corpus) StableOutpoints(upto, max int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cs.Lookup(b.Hash) == nil || cs.AtHeight(cs.Lookup(b.Hash).Height) != cs.Lookup(b.Hash) {
+		if n, ok := cs.Lookup(b.Hash); !ok || !n.InActiveChain {
 			continue // not on the final best chain
 		}
 		for _, tx := range b.Txs {
