@@ -10,6 +10,7 @@ import (
 
 	"utxod/params"
 	"utxod/store"
+	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -72,11 +73,11 @@ type Chainstate struct {
 
 	av assumeValid // assume-valid setting and bookkeeping, see assumevalid.go
 
-	// ProcessStream state (pipeline.go); pl is nil outside a stream.
-	pl         *pipeline
-	streamSeq  int       // sequence number of the block being submitted, -1 if none
-	streamHash wire.Hash // its hash
-	rolledBack int       // pending descendants disconnected by rollbacks (tests)
+	// pipe is set only inside a pipelined ProcessStream (pipeline.go),
+	// which lets connected blocks' scripts verify while later blocks
+	// connect; with it nil, every block is verified before it connects.
+	pipe       *pipeline
+	rolledBack int // pending blocks a pipeline's rollbacks disconnected (tests)
 
 	// OnFlush, when set before use, is called after each flush with its
 	// duration (metrics).
@@ -136,7 +137,6 @@ func New(cfg Config) (*Chainstate, error) {
 
 		maxOrphBytes: cfg.MaxOrphanBytes,
 		lazy:         newLazyMuHash(),
-		streamSeq:    -1,
 		muOff:        cfg.DisableMuHash,
 		av:           assumeValid{cfg: cfg.AssumeValid},
 	}
@@ -223,6 +223,21 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	res, err := cs.process(b, raw)
+	if err != nil {
+		return res, err
+	}
+	if cs.store.NeedsFlush() {
+		if err := cs.flushLocked(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// process handles b and then the orphans it completes (lock held, raw
+// owned by the chainstate).
+func (cs *Chainstate) process(b *wire.Block, raw []byte) (Result, error) {
 	res, err := cs.processLocked(b, raw)
 	if err != nil {
 		return res, err
@@ -230,11 +245,6 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 	cs.processOrphans(b.Hash)
 	if cs.lazy.pending() > materializeAt {
 		cs.lazy.materialize(&cs.stats.MuHash)
-	}
-	if cs.store.NeedsFlush() {
-		if err := cs.flushLocked(); err != nil {
-			return res, err
-		}
 	}
 	return res, nil
 }
@@ -278,9 +288,8 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	if err := cs.v.CheckBlock(b); err != nil {
 		return res, err
 	}
-	// A stream keeps connecting while earlier blocks' scripts run only
-	// along the tip; anything else sees validated state first.
-	if cs.pl != nil && len(cs.pl.pending) > 0 && b.Header.PrevBlock != cs.chain.Tip().Hash {
+	if cs.pipe != nil && b.Header.PrevBlock != cs.chain.Tip().Hash {
+		// Only a block extending the tip may build on unverified scripts.
 		if err := cs.drain(); err != nil {
 			return res, err
 		}
@@ -372,10 +381,6 @@ func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
 		if firstErr == nil {
 			firstErr = err
 		}
-		// Candidates are judged on validated state only.
-		if err := cs.drain(); err != nil {
-			return err
-		}
 		target = cs.bestCandidate()
 	}
 	return firstErr
@@ -397,17 +402,8 @@ func (cs *Chainstate) stepTo(target *validate.BlockNode) error {
 		n := path[i]
 		if err := cs.connect(n); err != nil {
 			var re *validate.RuleError
-			if errors.As(err, &re) {
-				// In a stream the failure may stem from an ancestor whose
-				// scripts are still pending (a coin it created that
-				// turns out invalid): settle those first, and if one
-				// failed this block is merely its descendant.
-				if derr := cs.drain(); derr != nil {
-					return derr
-				}
-				if n.Status.Invalid() {
-					return &validate.RuleError{Reason: "bad-prevblk", Detail: "an ancestor of " + n.Hash.String() + " failed its script checks"}
-				}
+			// An ancestor's failure may have marked n already.
+			if errors.As(err, &re) && !n.Status.Invalid() {
 				cs.index.MarkInvalid(n, re.Reason)
 				cs.log.Warn("invalid block on the best branch", "hash", n.Hash, "height", n.Height, "reason", re.Reason)
 			}
@@ -464,23 +460,46 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 
 // connect validates and connects node, whose parent is the tip.
 func (cs *Chainstate) connect(node *validate.BlockNode) error {
-	// The block being processed is usually the one connected: reuse its
-	// parse (txids already hashed) instead of parsing the stored copy again.
-	b := cs.current
-	if b == nil || b.Hash != node.Hash {
-		raw, err := cs.store.Block(node.Hash)
-		if err != nil {
-			return fmt.Errorf("chainstate: data of block %s: %w", node.Hash, err)
-		}
-		if b, err = wire.ParseBlock(raw); err != nil {
-			return fmt.Errorf("%w: %w", ErrParse, err)
-		}
-	}
-	opts := validate.ConnectOptions{Deferred: cs.pipelining(), SkipScripts: cs.skipScripts(node)}
-	d, check, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, opts)
+	b, err := cs.blockOf(node)
 	if err != nil {
 		return err
 	}
+	skip := cs.skipScripts(node) // assume-valid
+	if cs.pipe != nil {
+		return cs.connectDeferred(b, node, skip)
+	}
+	d, _, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, validate.ConnectOptions{SkipScripts: skip})
+	if err != nil {
+		return err
+	}
+	if err := cs.apply(node, d, skip); err != nil {
+		return err
+	}
+	cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
+	return nil
+}
+
+// blockOf returns node's block: usually the one being processed, whose
+// parse (txids already hashed) is reused, else the stored copy.
+func (cs *Chainstate) blockOf(node *validate.BlockNode) (*wire.Block, error) {
+	if b := cs.current; b != nil && b.Hash == node.Hash {
+		return b, nil
+	}
+	raw, err := cs.store.Block(node.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("chainstate: data of block %s: %w", node.Hash, err)
+	}
+	b, err := wire.ParseBlock(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrParse, err)
+	}
+	return b, nil
+}
+
+// apply makes node, connected with delta d (its scripts skipped when
+// assumed), the tip: statistics, store and chain, and drops the block data
+// that fell out of the reorg window.
+func (cs *Chainstate) apply(node *validate.BlockNode, d *utxo.Delta, assumed bool) error {
 	next := cs.stats
 	if err := cs.applyStats(&next, d, true); err != nil {
 		return err
@@ -490,13 +509,8 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
 	}
 	cs.stats = next
-	if opts.Deferred {
-		cs.deferConnect(node, check) // StatusConnected once its scripts pass
-	} else {
-		cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
-	}
 	cs.chain.SetTip(node)
-	if opts.SkipScripts {
+	if assumed {
 		cs.noteAssumed(node)
 	}
 	// Keep block data only for the last `keep` blocks (reorg depth).

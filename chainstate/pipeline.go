@@ -10,17 +10,21 @@ import (
 	"utxod/wire"
 )
 
-// Cross-block pipelining (ProcessStream). A block that extends the tip is
-// connected as soon as its non-script rules pass: its coin changes are
-// applied to the cache in block order while its input scripts are still
-// being verified on the validator's workers, so the next block's UTXO work
-// overlaps the previous blocks' signature checks. Nothing optimistic is
-// ever visible: the stream holds the chainstate's lock while blocks are
-// pending, and every pending block is resolved before a flush, before any
-// block that does not extend the tip (side branch, reorg, orphan parent),
-// and before the lock is released. If a pending block's scripts fail, the
-// chain is disconnected back to its parent through the undo data the
-// connects left in the cache, the block is marked invalid (its pending
+// Cross-block pipelining (ProcessStream with StreamConfig.Depth > 0). A
+// block that extends the tip is connected as soon as its non-script rules
+// pass: its coin changes are applied to the cache in block order while its
+// input scripts are still being verified on the validator's workers, so the
+// next block's UTXO work overlaps the previous blocks' signature checks.
+//
+// The whole feature hangs on Chainstate.pipe, non-nil only inside a
+// pipelined stream: connect hands blocks to connectDeferred, and
+// processLocked settles the pending blocks before any block that does not
+// extend the tip. Nothing optimistic is ever visible: the stream holds the
+// chainstate's lock while blocks are pending, and every pending block is
+// resolved before a flush, before a side branch, reorg or orphan parent is
+// processed, and before the lock is released. If a pending block's scripts
+// fail, the chain is disconnected back to its parent through the undo data
+// the connects left in the cache, the block is marked invalid (its pending
 // descendants with it) and the chain moves to the best valid candidate,
 // exactly as a synchronous ActivateBestChain would have left it. One
 // difference is visible in the verdicts of the invalid block's descendants:
@@ -31,10 +35,10 @@ import (
 
 // StreamConfig configures ProcessStream.
 type StreamConfig struct {
-	// Depth is the most blocks whose scripts may be pending at once
-	// (default 8; 1 still overlaps one block's scripts with the next
-	// block's connect). Negative disables pipelining: every block is
-	// verified before the next is read, as ProcessBlock does.
+	// Depth is the most blocks whose scripts may be pending at once; 1
+	// already overlaps one block's scripts with the next block's connect.
+	// Zero (or negative) turns pipelining off: every block is verified
+	// before the next is read, as ProcessBlock does.
 	Depth int
 	// StopHeight stops reading once the active chain reaches it
 	// (negative: read to the end).
@@ -59,11 +63,15 @@ type pendingBlock struct {
 	out   int                   // index into pipeline.outs, -1 for a reconnected orphan
 }
 
+// pipeline is a stream's state: the verdicts not yet emitted and, when
+// pipelining, the blocks whose scripts are pending.
 type pipeline struct {
 	depth   int
 	pending []pendingBlock
 	outs    []streamOut // submitted blocks awaiting their verdict, in order
 	base    int         // outs[0]'s sequence number
+	seq     int         // sequence number of the block being submitted, -1 if none
+	hash    wire.Hash   // its hash
 }
 
 type streamOut struct {
@@ -72,25 +80,22 @@ type streamOut struct {
 }
 
 // ProcessStream processes the blocks next returns (until io.EOF) like
-// ProcessBlock, with cross-block pipelining, and calls emit with each
-// block's outcome in stream order. Invalid blocks are reported through
-// emit, not as ProcessStream's error; emit returning false stops the
-// stream after the blocks already read are resolved. ProcessStream returns
-// next's error, a store failure, or nil. The chainstate stays locked for
-// the whole stream (readers wait until it ends; it is meant for imports,
-// not for a serving node); emit and next run under that lock and must not
-// call the chainstate's methods.
+// ProcessBlock, with cross-block pipelining when cfg.Depth > 0, and calls
+// emit with each block's outcome in stream order. Invalid blocks are
+// reported through emit, not as ProcessStream's error; emit returning false
+// stops the stream after the blocks already read are resolved.
+// ProcessStream returns next's error, a store failure, or nil. The
+// chainstate stays locked for the whole stream (readers wait until it ends;
+// it is meant for imports, not for a serving node); emit and next run under
+// that lock and must not call the chainstate's methods.
 func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, tag int64, err error), emit func(Outcome) bool) error {
-	if cfg.Depth == 0 {
-		cfg.Depth = 8
-	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	pl := &pipeline{depth: cfg.Depth}
+	pl := &pipeline{depth: cfg.Depth, seq: -1}
 	if cfg.Depth > 0 {
-		cs.pl = pl
+		cs.pipe = pl
 	}
-	defer func() { cs.pl = nil }()
+	defer func() { cs.pipe = nil }()
 	stopped := false
 	deliver := func() {
 		for _, so := range pl.ready() {
@@ -117,9 +122,9 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 		raw = bytes.Clone(raw)
 		seq := pl.base + len(pl.outs)
 		pl.outs = append(pl.outs, streamOut{o: Outcome{Tag: tag}})
-		cs.streamSeq = seq
-		res, perr := cs.processParsed(raw)
-		cs.streamSeq = -1
+		pl.seq = seq
+		res, perr := cs.processParsed(pl, raw)
+		pl.seq = -1
 		so := &pl.outs[seq-pl.base]
 		so.o.Result = res
 		if so.o.Err == nil { // a rollback may have settled it already
@@ -162,8 +167,9 @@ func isRuleOrParse(err error) bool {
 	return errors.As(err, &re) || errors.Is(err, ErrParse) || errors.Is(err, ErrOrphanPoolFull)
 }
 
-// processParsed is ProcessBlock's body for a stream (lock held, raw owned).
-func (cs *Chainstate) processParsed(raw []byte) (Result, error) {
+// processParsed parses raw (owned) and processes it as ProcessBlock does,
+// lock held.
+func (cs *Chainstate) processParsed(pl *pipeline, raw []byte) (Result, error) {
 	b, err := wire.ParseBlock(raw)
 	if err != nil {
 		res := Result{Height: -1}
@@ -172,16 +178,8 @@ func (cs *Chainstate) processParsed(raw []byte) (Result, error) {
 		}
 		return res, fmt.Errorf("%w: %w", ErrParse, err)
 	}
-	cs.streamHash = b.Hash
-	res, err := cs.processLocked(b, raw)
-	if err != nil {
-		return res, err
-	}
-	cs.processOrphans(b.Hash)
-	if cs.lazy.pending() > materializeAt {
-		cs.lazy.materialize(&cs.stats.MuHash)
-	}
-	return res, nil
+	pl.hash = b.Hash
+	return cs.process(b, raw)
 }
 
 // ready pops the outcomes at the front that are final.
@@ -195,25 +193,45 @@ func (pl *pipeline) ready() []Outcome {
 	return out
 }
 
-// pipelining reports whether a connect may leave its scripts pending.
-func (cs *Chainstate) pipelining() bool { return cs.pl != nil }
-
-// deferConnect records a connected block whose scripts are running.
-func (cs *Chainstate) deferConnect(node *validate.BlockNode, check *validate.ScriptCheck) {
-	out := -1
-	if cs.streamSeq >= 0 && cs.streamHash == node.Hash {
-		out = cs.streamSeq
-		cs.pl.outs[out-cs.pl.base].waiting = true
+// connectDeferred is connect with node's scripts left verifying: the delta
+// is applied now, and node is marked connected when its check passes
+// (resolve). Another rule's failure may stem from a pending ancestor (a
+// coin it created that turns out invalid): the pending blocks are settled
+// first, and if one failed node is merely its descendant.
+func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, skipScripts bool) error {
+	opts := validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts}
+	d, check, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, opts)
+	if err != nil {
+		var re *validate.RuleError
+		if errors.As(err, &re) && len(cs.pipe.pending) > 0 {
+			if derr := cs.drain(); derr != nil {
+				return derr
+			}
+			if node.Status.Invalid() {
+				return &validate.RuleError{Reason: "bad-prevblk", Detail: "an ancestor of " + node.Hash.String() + " failed its script checks"}
+			}
+		}
+		return err
 	}
-	cs.pl.pending = append(cs.pl.pending, pendingBlock{node: node, check: check, out: out})
+	if err := cs.apply(node, d, skipScripts); err != nil {
+		return err
+	}
+	pl := cs.pipe
+	out := -1
+	if pl.seq >= 0 && pl.hash == node.Hash {
+		out = pl.seq
+		pl.outs[out-pl.base].waiting = true
+	}
+	pl.pending = append(pl.pending, pendingBlock{node: node, check: check, out: out})
+	return nil
 }
 
 // drain waits for every pending block.
 func (cs *Chainstate) drain() error {
-	if cs.pl == nil {
+	if cs.pipe == nil {
 		return nil
 	}
-	for len(cs.pl.pending) > 0 {
+	for len(cs.pipe.pending) > 0 {
 		if err := cs.resolve(true); err != nil {
 			return err
 		}
@@ -224,7 +242,7 @@ func (cs *Chainstate) drain() error {
 // resolve settles pending blocks from the oldest: every finished one, and
 // (with all, or while more than depth are pending) waits for the oldest.
 func (cs *Chainstate) resolve(all bool) error {
-	pl := cs.pl
+	pl := cs.pipe
 	if pl == nil {
 		return nil
 	}
@@ -251,8 +269,8 @@ func (cs *Chainstate) resolve(all bool) error {
 
 // validTip is the height of the newest block whose scripts have passed.
 func (cs *Chainstate) validTip() int32 {
-	if cs.pl != nil && len(cs.pl.pending) > 0 {
-		return cs.pl.pending[0].node.Height - 1
+	if cs.pipe != nil && len(cs.pipe.pending) > 0 {
+		return cs.pipe.pending[0].node.Height - 1
 	}
 	return cs.chain.Tip().Height
 }
@@ -273,7 +291,7 @@ func (pl *pipeline) settle(seq int, err error, tip int32) {
 // later checks, disconnect back to its parent, mark it invalid and move to
 // the best valid chain, as a synchronous ActivateBestChain would.
 func (cs *Chainstate) rollback(err error) error {
-	pl := cs.pl
+	pl := cs.pipe
 	bad := pl.pending[0]
 	later := pl.pending[1:]
 	pl.pending = nil
@@ -300,8 +318,8 @@ func (cs *Chainstate) rollback(err error) error {
 		}
 	}
 	// The rest runs synchronously: nothing else is pending now.
-	cs.pl = nil
-	defer func() { cs.pl = pl }()
+	cs.pipe = nil
+	defer func() { cs.pipe = pl }()
 	if best := cs.bestCandidate(); best != cs.chain.Tip() {
 		var re *validate.RuleError
 		if aerr := cs.activateBestChain(best); aerr != nil && !errors.As(aerr, &re) {

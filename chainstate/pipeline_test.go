@@ -81,7 +81,7 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 				t.Fatalf("stream:\n%s\nProcessBlock:\n%s", got, wantInfo)
 			}
 		}
-		for _, depth := range []int{-1, 1, 8} {
+		for _, depth := range []int{0, 1, 8} {
 			t.Run(fmt.Sprintf("%s/memory/depth%d", profile, depth), func(t *testing.T) {
 				check(t, newRegtest(t, store.NewMem()), depth)
 			})
@@ -159,14 +159,13 @@ func corruptChain(t *testing.T, raws [][]byte, k int) ([][]byte, wire.Hash) {
 	return out, bad
 }
 
-// TestStreamScriptFailureRollsBack: block k's scripts fail while the
-// blocks after it are already connected on top of it. The stream reports
-// k with the reason ProcessBlock gives, every later block as "bad-prevblk",
-// ends exactly where a synchronous import of blocks 0..k-1 ends, and the
-// valid chain can still be connected afterwards.
-func TestStreamScriptFailureRollsBack(t *testing.T) {
-	raws := generated(t, chaingen.ProfileModern, 140, 0)
-	k := len(raws) - 12
+// brokenChain is a generated chain and a copy whose block k has one bad
+// witness signature (in transaction badTx), the blocks after it re-mined
+// on top of it.
+func brokenChain(t *testing.T) (raws, broken [][]byte, k int, badTx wire.Hash) {
+	t.Helper()
+	raws = generated(t, chaingen.ProfileModern, 140, 0)
+	k = len(raws) - 12
 	for ; k > 0; k-- {
 		var b btcwire.MsgBlock
 		if err := b.Deserialize(bytes.NewReader(raws[k])); err != nil {
@@ -176,7 +175,49 @@ func TestStreamScriptFailureRollsBack(t *testing.T) {
 			break
 		}
 	}
-	broken, badTx := corruptChain(t, raws, k)
+	broken, badTx = corruptChain(t, raws, k)
+	return raws, broken, k, badTx
+}
+
+// TestStreamDepthZeroIsSynchronous: Depth 0 means no pipelining, even with
+// a block whose scripts are slow and fail: nothing is rolled back and every
+// verdict is ProcessBlock's, the descendants' included.
+func TestStreamDepthZeroIsSynchronous(t *testing.T) {
+	_, broken, _, badTx := brokenChain(t)
+	p := params.RegTest()
+	ref := newRegtest(t, store.NewMem())
+	var want []string
+	for _, raw := range broken {
+		res, err := ref.ProcessBlock(raw)
+		want = append(want, verdict(res, err))
+	}
+	v := validate.New(p, slowEngine{Engine: script.NewEngine(), slow: badTx}, nil)
+	v.Workers = 2
+	cs, err := New(Config{Params: p, Validator: v, Store: store.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := streamAll(t, cs, StreamConfig{StopHeight: -1}, broken)
+	for i, o := range outs {
+		if got := verdict(o.Result, o.Err); got != want[i] {
+			t.Fatalf("block %d: stream says %q, ProcessBlock %q", i, got, want[i])
+		}
+	}
+	if cs.rolledBack != 0 {
+		t.Fatalf("%d blocks rolled back with pipelining off", cs.rolledBack)
+	}
+	if got, want := infoJSON(t, cs), infoJSON(t, ref); got != want {
+		t.Fatalf("stream:\n%s\nProcessBlock:\n%s", got, want)
+	}
+}
+
+// TestStreamScriptFailureRollsBack: block k's scripts fail while the
+// blocks after it are already connected on top of it. The stream reports
+// k with the reason ProcessBlock gives, every later block as "bad-prevblk",
+// ends exactly where a synchronous import of blocks 0..k-1 ends, and the
+// valid chain can still be connected afterwards.
+func TestStreamScriptFailureRollsBack(t *testing.T) {
+	raws, broken, k, badTx := brokenChain(t)
 
 	ref := newRegtest(t, store.NewMem())
 	for _, raw := range raws[:k] {

@@ -130,14 +130,10 @@ Flags:`)
 		return 1
 	}
 	pr := newImportProgress(stderr, total, *progress, log)
-	depth := *pipeline
-	if depth <= 0 {
-		depth = -1
-	}
 	src := &blockSource{files: files, key: key, magic: p.Magic}
 	defer src.close()
 	rejected := false
-	err = cs.ProcessStream(chainstate.StreamConfig{Depth: depth, StopHeight: int32(*stopHeight)}, src.next, func(o chainstate.Outcome) bool {
+	err = cs.ProcessStream(chainstate.StreamConfig{Depth: *pipeline, StopHeight: int32(*stopHeight)}, src.next, func(o chainstate.Outcome) bool {
 		name, off := src.where(o.Tag)
 		if o.Err != nil {
 			reason := validate.Reason(o.Err)
