@@ -87,7 +87,7 @@ type ConnectResult struct {
 	CacheBytes    int64   `json:"cache_bytes"`     // the cache's own estimate before the final flush
 	CacheHeldAll  bool    `json:"cache_held_all"`  // the cache never exceeded its budget
 	RSSPerOutput  float64 `json:"rss_per_output"`  // (RSSPostFlush − RSSBaseline)/UTXOs, when CacheHeldAll
-	// Dropping the coins cache (KVStore.Close) after the final flush, then
+	// Dropping the coins cache (kvstore.Store.Close) after the final flush, then
 	// GC and FreeOSMemory: what RSS and the live heap give back is the
 	// cache's own footprint, without the store's memtables and caches.
 	RSSCacheDrop       int64   `json:"rss_cache_drop"`
