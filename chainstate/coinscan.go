@@ -14,13 +14,10 @@ import (
 // so blocks keep connecting during the walk. The Coin's Script is valid
 // only during the call to fn. It implements scripthash.CoinSource.
 func (cs *Chainstate) ScanCoins(fn func(utxo.Entry) error) (utxo.Stats, error) {
-	cs.mu.Lock()
-	st := cs.statsLocked()
-	snap, err := cs.store.Snapshot(indexEntries(cs.index.TakeDirty()), &st)
-	cs.mu.Unlock()
+	snap, err := cs.SnapshotCoins()
 	if err != nil {
-		return st, fmt.Errorf("chainstate: coin snapshot: %w", err)
+		return utxo.Stats{}, fmt.Errorf("chainstate: coin snapshot: %w", err)
 	}
 	defer snap.Close()
-	return st, snap.Scan(fn)
+	return snap.Stats, snap.Scan(fn)
 }

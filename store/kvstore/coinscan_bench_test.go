@@ -1,4 +1,4 @@
-package chainstate
+package kvstore
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"utxod/backends"
 	"utxod/scripthash"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -33,8 +34,8 @@ func BenchmarkScanCoins(b *testing.B) {
 			kv := openKV(b, name, b.TempDir())
 			defer kv.Close()
 			needle := fillCoins(b, kv, n)
-			store := NewKVStore(kv, 1<<20)
-			src := storeSource{store}
+			st := New(kv, 1<<20)
+			src := storeSource{st}
 			for _, mode := range []string{"walk", "script", "scripthash"} {
 				b.Run(mode, func(b *testing.B) {
 					var q []scripthash.Query
@@ -66,10 +67,10 @@ func BenchmarkScanCoins(b *testing.B) {
 }
 
 // storeSource scans a store's snapshot (ScanCoins without a chainstate).
-type storeSource struct{ s *KVStore }
+type storeSource struct{ s *Store }
 
 func (ss storeSource) ScanCoins(fn func(utxo.Entry) error) (utxo.Stats, error) {
-	var st Stats
+	var st store.Stats
 	snap, err := ss.s.Snapshot(nil, &st)
 	if err != nil {
 		return st, err

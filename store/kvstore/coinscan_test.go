@@ -1,10 +1,12 @@
-package chainstate
+package kvstore
 
 import (
 	"bytes"
 	"errors"
 	"testing"
 
+	"utxod/chainstate"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -16,11 +18,11 @@ func TestScanCoins(t *testing.T) {
 	const height = 300
 	// Mainnet block 1's coinbase (its only transaction), 50 BTC at height 1.
 	block1, _ := wire.ParseHash("0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098")
-	stores := map[string]func(t *testing.T) *Chainstate{
-		"memory": func(t *testing.T) *Chainstate { return newMainnet(t, NewMemStore()) },
+	stores := map[string]func(t *testing.T) *chainstate.Chainstate{
+		"memory": func(t *testing.T) *chainstate.Chainstate { return newMainnet(t, store.NewMem()) },
 	}
 	for _, name := range storeNames {
-		stores[name] = func(t *testing.T) *Chainstate { return newMainnetKV(t, openKV(t, name, t.TempDir()), 1<<20) }
+		stores[name] = func(t *testing.T) *chainstate.Chainstate { return newMainnetKV(t, openKV(t, name, t.TempDir()), 1<<20) }
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
