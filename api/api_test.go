@@ -155,8 +155,8 @@ func TestPostBlockInvalidDetail(t *testing.T) {
 	if bi.Status != "invalid" || bi.RejectReason != "bad-cb-amount" || bi.InActiveChain || bi.Height != 2 {
 		t.Fatalf("block info %+v", bi)
 	}
-	// Resubmitting an invalid block: Core's "duplicate" (BLOCK_CACHED_INVALID).
-	if pr := problemOf(t, postBlock(t, s, bad.Raw)); pr.Reason != "duplicate" || !strings.Contains(pr.Detail, "bad-cb-amount") {
+	// Resubmitting an invalid block: Core's submitblock says "duplicate-invalid".
+	if pr := problemOf(t, postBlock(t, s, bad.Raw)); pr.Reason != "duplicate-invalid" || !strings.Contains(pr.Detail, "bad-cb-amount") {
 		t.Fatalf("resubmit: %+v", pr)
 	}
 	// A child of the invalid block is invalid too.

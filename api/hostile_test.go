@@ -107,8 +107,8 @@ func (e *hostileEnv) reject(name string, raw []byte, status int, reason string) 
 		}
 		pr := problemOf(e.t, rec)
 		// The second submission of a block cached invalid is Core's
-		// "duplicate"; mutated blocks are not cached and repeat the reason.
-		repeatOK := asHex && pr.Reason == "duplicate"
+		// "duplicate-invalid" (submitblock); mutated blocks are not cached and repeat the reason.
+		repeatOK := asHex && pr.Reason == "duplicate-invalid"
 		if reason != "" && !repeatOK && pr.Reason != reason && !(strings.HasSuffix(reason, "*") && strings.HasPrefix(pr.Reason, strings.TrimSuffix(reason, "*"))) {
 			e.t.Fatalf("%s (hex %v): reason %q, want %q (%s)", name, asHex, pr.Reason, reason, pr.Detail)
 		}

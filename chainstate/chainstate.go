@@ -297,8 +297,9 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	if n := cs.index.Lookup(b.Hash); n != nil {
 		res.Height = n.Height
 		if n.Status.Invalid() {
-			// AcceptBlockHeader: BLOCK_CACHED_INVALID, "duplicate".
-			return res, &validate.RuleError{Reason: "duplicate", Detail: "block is already known invalid: " + n.RejectReason}
+			// Core's submitblock (rpc/mining.cpp) answers a block whose index
+			// entry is BLOCK_FAILED_* with "duplicate-invalid".
+			return res, &validate.RuleError{Reason: "duplicate-invalid", Detail: "block is already known invalid: " + n.RejectReason}
 		}
 		// Known with data, or on the active chain (whose old blocks have
 		// their data pruned): Core answers "duplicate" for both.

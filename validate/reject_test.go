@@ -671,9 +671,9 @@ func TestRejectCoinbaseAmount(t *testing.T) {
 	bad := tpl.Finish()
 	e.reject(bad.Raw, "bad-cb-amount")
 	// A ConnectBlock failure is cached: the same block again is refused as
-	// known-invalid ("duplicate" from AcceptBlockHeader; Core's submitblock
-	// pre-check says "duplicate-invalid"), a child "bad-prevblk".
-	e.rejectOneOf(bad.Raw, "duplicate", "duplicate-invalid")
+	// known-invalid (Core's submitblock: "duplicate-invalid"), a child
+	// "bad-prevblk".
+	e.reject(bad.Raw, "duplicate-invalid")
 	e.reject(finishRaw(e.base.chain.Template(bad, nil)), "bad-prevblk")
 	// Paying less than allowed is fine.
 	tpl = withFee(e.template(), 999)
