@@ -20,7 +20,7 @@ import (
 
 // This file serves Bitcoin Core's REST interface (src/rest.cpp,
 // doc/REST-interface.md) for the parts utxod can answer: chaininfo,
-// getutxos (BIP64), blockhashbyheight and headers. Successful answers match
+// getutxos (BIP64), blockhashbyheight, headers and block (restblock.go). Successful answers match
 // Core byte for byte (bin, hex) and field for field (json). Errors keep
 // Core's status codes and carry Core's message as the problem detail.
 
@@ -71,6 +71,8 @@ var restPrefixes = []struct {
 	prefix string
 	fn     func(s *Server, w http.ResponseWriter, r *http.Request, rest string)
 }{
+	{"/rest/block/notxdetails/", (*Server).restBlockNoTxDetails},
+	{"/rest/block/", (*Server).restBlock},
 	{"/rest/chaininfo", (*Server).restChainInfo},
 	{"/rest/headers/", (*Server).restHeaders},
 	{"/rest/getutxos", (*Server).restGetUTXOs},
@@ -86,7 +88,7 @@ func (s *Server) handleREST(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	restError(w, http.StatusNotFound, "not-found", "REST endpoint not served by utxod (available: chaininfo, headers, getutxos, blockhashbyheight)")
+	restError(w, http.StatusNotFound, "not-found", "REST endpoint not served by utxod (available: block, block/notxdetails, chaininfo, headers, getutxos, blockhashbyheight)")
 }
 
 // ChainInfo is Core's getblockchaininfo object (Core 29 field set) as
@@ -349,8 +351,9 @@ func writeBinOrHex(w http.ResponseWriter, f restFormat, b []byte) {
 //	@Router			/rest/blockhashbyheight/{heightext} [get]
 func (s *Server) restBlockHashByHeight(w http.ResponseWriter, _ *http.Request, rest string) {
 	hs, f := parseDataFormat(rest)
+	// Core's ToIntegral<int32_t>: from_chars takes no leading '+'.
 	h, err := strconv.ParseInt(hs, 10, 32)
-	if err != nil || h < 0 {
+	if err != nil || h < 0 || strings.HasPrefix(hs, "+") {
 		restError(w, http.StatusBadRequest, "bad-height", "Invalid height: "+sanitize(hs))
 		return
 	}

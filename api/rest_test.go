@@ -103,6 +103,7 @@ func TestRESTBlockHashByHeight(t *testing.T) {
 		{"/rest/blockhashbyheight/2.json", "application/json", `{"blockhash":"` + h2.String() + `"}` + "\n", 200, ""},
 		{"/rest/blockhashbyheight/4.json", "", "", 404, "Block height out of range"},
 		{"/rest/blockhashbyheight/-1.json", "", "", 400, "Invalid height: -1"},
+		{"/rest/blockhashbyheight/+2.json", "", "", 400, "Invalid height: 2"}, // Core's ToIntegral refuses '+'; SAFE_CHARS_DEFAULT drops it
 		{"/rest/blockhashbyheight/abc.json", "", "", 400, "Invalid height: abc"},
 		{"/rest/blockhashbyheight/2", "", "", 404, "output format not found"},
 		{"/rest/blockhashbyheight/2.txt", "", "", 400, "Invalid height: 2.txt"},

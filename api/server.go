@@ -71,6 +71,9 @@ type Config struct {
 	Index     scripthash.Index
 	Coins     scripthash.CoinSource
 	UTXOLimit int
+	// Follow, when set, reports on following a source: /healthz then says
+	// whether the node is in sync (in_sync) and how following goes.
+	Follow func() (FollowHealth, bool)
 }
 
 // Server serves the utxod HTTP API. Create it with New; it is safe for
@@ -82,6 +85,7 @@ type Server struct {
 	log            *slog.Logger
 	sizeOnDisk     func() int64
 	now            func() time.Time
+	follow         func() (FollowHealth, bool)
 	metrics        *metrics
 	handler        http.Handler
 	docsUI         http.Handler
@@ -115,6 +119,7 @@ func New(cfg Config) (*Server, error) {
 		log:        cfg.Log,
 		sizeOnDisk: cfg.SizeOnDisk,
 		now:        cfg.Now,
+		follow:     cfg.Follow,
 		sem:        make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		orphans:    orphanSet{max: maxTrackedOrphans},
@@ -238,12 +243,18 @@ type Health struct {
 	Status string `json:"status" example:"ok"`
 	Height int32  `json:"height" example:"14131"`
 	Tip    string `json:"tip" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+	// InSync is present when the node follows a source (serve --follow):
+	// whether its tip is the source's tip as of the last poll.
+	InSync *bool `json:"in_sync,omitempty" example:"true"`
+	// Follow describes the following (present with --follow).
+	Follow *FollowHealth `json:"follow,omitempty"`
 }
 
 // handleHealth godoc
 //
-//	@Summary	Liveness and readiness
-//	@Tags		operations
+//	@Summary		Liveness and readiness
+//	@Description	status, height and tip of the active chain. A node following a source (serve --follow) adds in_sync (its tip is the source's as of the last poll: what a load balancer should check before sending reads) and follow (state, source height and tip, errors, the rejected block that paused following).
+//	@Tags			operations
 //	@Produce	json
 //	@Success	200	{object}	Health
 //	@Failure	503	{object}	Problem	"block processing stopped (shutting down)"
@@ -254,7 +265,12 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	tip := s.chain.Tip()
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Height: tip.Height, Tip: tip.Hash.String()})
+	h := Health{Status: "ok", Height: tip.Height, Tip: tip.Hash.String()}
+	if s.follow != nil {
+		fh, inSync := s.follow()
+		h.InSync, h.Follow = &inSync, &fh
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 // orphanSet remembers the hashes of recently submitted orphan blocks (the

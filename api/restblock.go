@@ -1,0 +1,174 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"utxod/chainstate"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// BlockStore is implemented by a Chain that keeps raw blocks, as
+// *chainstate.Chainstate does; /rest/block serves them. BlockData returns
+// a copy the caller owns, or an error wrapping chainstate.ErrNoBlock when
+// the block's data is not kept.
+type BlockStore interface {
+	BlockData(hash wire.Hash) ([]byte, error)
+}
+
+var _ BlockStore = (*chainstate.Chainstate)(nil)
+
+// restBlock godoc
+//
+//	@Summary		Raw block (Core REST)
+//	@Description	Bitcoin Core REST /rest/block/{hash}.{bin|hex}: the block as stored, bin raw (application/octet-stream), hex plus a newline (text/plain). utxod keeps the blocks of the last 288 heights (all of them with --archive), stored side branches and genesis; others are 404 "not available (pruned data)" as on a pruned Core node. The .json form (transactions with prevouts) is not served (404); /rest/block/notxdetails/{hash}.json is.
+//	@Tags			core-rest
+//	@Produce		octet-stream
+//	@Produce		plain
+//	@Param			hashext	path		string	true	"block hash followed by .bin or .hex"
+//	@Success		200		{string}	string	"the block"
+//	@Failure		400		{object}	Problem	"bad hash"
+//	@Failure		404		{object}	Problem	"unknown block, data not kept, or unknown format"
+//	@Router			/rest/block/{hashext} [get]
+func (s *Server) restBlock(w http.ResponseWriter, _ *http.Request, rest string) {
+	s.serveRESTBlock(w, rest, false)
+}
+
+// restBlockNoTxDetails godoc
+//
+//	@Summary		Block with txids (Core REST)
+//	@Description	Bitcoin Core REST /rest/block/notxdetails/{hash}.{bin|hex|json}. bin and hex as /rest/block; json is Core's getblock at verbosity 1 (header fields, strippedsize, size, weight, coinbase_tx, tx as txids) in Core master's field order.
+//	@Tags			core-rest
+//	@Produce		json
+//	@Produce		octet-stream
+//	@Produce		plain
+//	@Param			hashext	path		string	true	"block hash followed by .bin, .hex or .json"
+//	@Success		200		{object}	BlockJSON
+//	@Failure		400		{object}	Problem	"bad hash"
+//	@Failure		404		{object}	Problem	"unknown block, data not kept, or unknown format"
+//	@Router			/rest/block/notxdetails/{hashext} [get]
+func (s *Server) restBlockNoTxDetails(w http.ResponseWriter, _ *http.Request, rest string) {
+	s.serveRESTBlock(w, rest, true)
+}
+
+// serveRESTBlock is Core's rest_block.
+func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) {
+	hashStr, f := parseDataFormat(rest)
+	hash, ok := parseHashStr(hashStr)
+	if !ok {
+		restError(w, http.StatusBadRequest, "bad-hash", "Invalid hash: "+hashStr)
+		return
+	}
+	n := s.chain.Lookup(hash)
+	if n == nil {
+		restError(w, http.StatusNotFound, "block-not-found", hashStr+" not found")
+		return
+	}
+	bs, ok := s.chain.(BlockStore)
+	var raw []byte
+	var err error
+	if ok {
+		raw, err = bs.BlockData(hash)
+	} else {
+		err = chainstate.ErrNoBlock
+	}
+	switch {
+	case errors.Is(err, chainstate.ErrNoBlock):
+		// Core: BLOCK_HAVE_DATA unset, pruned or never downloaded.
+		if st, _ := s.nodeStatus(n); st.Has(validate.StatusDataValid) || st.Has(validate.StatusConnected) {
+			restError(w, http.StatusNotFound, "block-pruned", hashStr+" not available (pruned data)")
+		} else {
+			restError(w, http.StatusNotFound, "block-not-downloaded", hashStr+" not available (not fully downloaded)")
+		}
+		return
+	case err != nil:
+		s.log.Error("reading block data", "hash", hash, "err", err)
+		restError(w, http.StatusInternalServerError, "io-error", "I/O error reading "+hashStr)
+		return
+	}
+	switch f {
+	case fmtBin, fmtHex:
+		writeBinOrHex(w, f, raw)
+	case fmtJSON:
+		if !txids {
+			restError(w, http.StatusNotFound, "format-not-supported", "JSON output of /rest/block/ (transactions with prevouts) is not served by utxod: use .bin, .hex or /rest/block/notxdetails/<hash>.json")
+			return
+		}
+		b, err := wire.ParseBlock(raw)
+		if err != nil {
+			s.log.Error("stored block does not parse", "hash", hash, "err", err)
+			restError(w, http.StatusInternalServerError, "io-error", "I/O error reading "+hashStr)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.blockJSON(n, b))
+	default:
+		restError(w, http.StatusNotFound, "format-not-found", availableFormats)
+	}
+}
+
+// BlockJSON is Core's blockToJSON at TxVerbosity::SHOW_TXID (getblock
+// verbosity 1), Core master's fields in its order.
+type BlockJSON struct {
+	Hash              string     `json:"hash"`
+	Confirmations     int32      `json:"confirmations"`
+	Height            int32      `json:"height"`
+	Version           int32      `json:"version"`
+	VersionHex        string     `json:"versionHex"`
+	MerkleRoot        string     `json:"merkleroot"`
+	Time              uint32     `json:"time"`
+	MedianTime        int64      `json:"mediantime"`
+	Nonce             uint32     `json:"nonce"`
+	Bits              string     `json:"bits"`
+	Target            string     `json:"target"`
+	Difficulty        coreFloat  `json:"difficulty" swaggertype:"number"`
+	ChainWork         string     `json:"chainwork"`
+	NTx               int        `json:"nTx"`
+	PreviousBlockHash string     `json:"previousblockhash,omitempty"`
+	NextBlockHash     string     `json:"nextblockhash,omitempty"`
+	StrippedSize      int        `json:"strippedsize"`
+	Size              int        `json:"size"`
+	Weight            int        `json:"weight"`
+	CoinbaseTx        CoinbaseTx `json:"coinbase_tx"`
+	Tx                []string   `json:"tx"`
+}
+
+// CoinbaseTx is Core's coinbaseTxToJSON.
+type CoinbaseTx struct {
+	Version  int32  `json:"version"`
+	LockTime uint32 `json:"locktime"`
+	Sequence uint32 `json:"sequence"`
+	Coinbase string `json:"coinbase"`
+	Witness  string `json:"witness,omitempty"`
+}
+
+// blockJSON builds the verbosity-1 object of b, whose index entry is n.
+func (s *Server) blockJSON(n *validate.BlockNode, b *wire.Block) BlockJSON {
+	h := s.headerJSON(s.chain.Tip(), n)
+	out := BlockJSON{
+		Hash: h.Hash, Confirmations: h.Confirmations, Height: h.Height, Version: h.Version, VersionHex: h.VersionHex,
+		MerkleRoot: h.MerkleRoot, Time: h.Time, MedianTime: h.MedianTime, Nonce: h.Nonce, Bits: h.Bits, Target: h.Target,
+		Difficulty: h.Difficulty, ChainWork: h.ChainWork, NTx: len(b.Txs),
+		PreviousBlockHash: h.PreviousBlockHash, NextBlockHash: h.NextBlockHash,
+		Size: len(b.Raw), Tx: make([]string, len(b.Txs)),
+	}
+	// Stripped size: the block without witness data (TX_NO_WITNESS); Core's
+	// GetBlockWeight is stripped × 3 + full size.
+	out.StrippedSize = wire.HeaderSize + wire.CompactSizeLen(uint64(len(b.Txs)))
+	for i := range b.Txs {
+		tx := &b.Txs[i]
+		out.StrippedSize += tx.BaseSize()
+		out.Tx[i] = tx.TxID.String()
+	}
+	out.Weight = out.StrippedSize*3 + out.Size
+	if len(b.Txs) > 0 && len(b.Txs[0].Inputs) > 0 {
+		cb := &b.Txs[0]
+		in := cb.Inputs[0]
+		out.CoinbaseTx = CoinbaseTx{Version: cb.Version, LockTime: cb.LockTime, Sequence: in.Sequence, Coinbase: fmt.Sprintf("%x", in.Script)}
+		if len(in.Witness) > 0 {
+			out.CoinbaseTx.Witness = fmt.Sprintf("%x", in.Witness[0])
+		}
+	}
+	return out
+}
