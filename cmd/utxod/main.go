@@ -16,7 +16,8 @@ Usage:
 Commands:
   import       validate and connect blocks from Core block files (blk*.dat framing)
   chainstate   print a datadir's chainstate (gettxoutsetinfo fields and digests)
-  serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST)
+  serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST); --follow URL keeps it in step with a node
+  follow       catch up with a Bitcoin Core node (or another utxod) over its REST interface, then exit
   help         show this help
 
 Run 'utxod <command> --help' for a command's flags.
@@ -32,6 +33,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"import":     cmdImport,
 	"chainstate": cmdChainstate,
 	"serve":      cmdServe,
+	"follow":     cmdFollow,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

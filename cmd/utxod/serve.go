@@ -40,6 +40,7 @@ type serveFlags struct {
 	allowRemote     bool
 	shutdownTimeout time.Duration
 	utxosLimit      int
+	follow          followFlags // --follow, --archive (follow.go)
 }
 
 const serveUsage = `Usage: utxod serve [flags]
@@ -58,6 +59,11 @@ and removed at shutdown. Writes need it; reads are open. A --listen address
 that is not loopback is refused unless --allow-remote is given (the token
 still guards writes; put TLS in front of it).
 
+--follow URL keeps the chainstate in step with a Bitcoin Core node
+(bitcoind -rest) or another utxod over Core's REST interface; /healthz then
+reports in_sync and /metrics utxod_follow_*. --archive keeps every block's
+data so that other nodes can follow this one from genesis.
+
 SIGINT/SIGTERM: stop accepting, finish the requests and the block in flight,
 flush, close the store.
 
@@ -74,6 +80,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for in-flight requests at shutdown")
 	fs.IntVar(&f.utxosLimit, "utxos-limit", api.DefaultUTXOLimit, "GET /api/address/{address}/utxo answers 400 past this many outputs, as electrs' --utxos-limit (0: no limit)")
+	f.follow.register(fs)
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -123,8 +130,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		fmt.Fprintln(stderr, "utxod serve:", err)
 		return 2
 	}
+	if err := f.follow.check(p, false); err != nil {
+		fmt.Fprintln(stderr, "utxod serve:", err)
+		return 2
+	}
 
-	cs, closeStore, err := f.openChainstate(log)
+	cs, closeStore, err := f.openChainstate(log, f.follow.tune)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
 		return 1
@@ -153,7 +164,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		dir := f.datadir
 		sizeOnDisk = func() int64 { return dirSize(dir) }
 	}
-	srv, err := api.New(api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk, UTXOLimit: f.utxosLimit})
+	fw := f.follow.newServeFollower()
+	srv, err := api.New(api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk, UTXOLimit: f.utxosLimit, Follow: fw.health()})
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
 		return 1
@@ -179,6 +191,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ready(ln.Addr().String(), cookie)
 	}
 
+	if err := fw.start(ctx, p, cs, srv, log); err != nil {
+		fmt.Fprintln(stderr, "utxod serve: --follow:", err)
+		return 2
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	code = 0
@@ -195,6 +211,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		log.Warn("shutdown: requests still running", "err", err)
 		_ = hs.Close()
 	}
+	fw.wait()   // the follower's last block is done (ctx is over)
 	srv.Close() // waits for the block in flight
 	if err := srv.Flush(); err != nil {
 		log.Error("flush", "err", err)
