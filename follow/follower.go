@@ -72,6 +72,13 @@ type Config struct {
 	MaxFailures int
 	// ProgressEvery is the interval of progress log lines while syncing.
 	ProgressEvery time.Duration
+	// Flush, when set, makes the chainstate durable; the follower calls it
+	// once caught up, at most every FlushInterval, so that a node killed
+	// while following reopens near its tip rather than at its last
+	// cache-full flush. Zero FlushInterval: never (the chainstate still
+	// flushes when its cache is full, and the owner at shutdown).
+	Flush         func() error
+	FlushInterval time.Duration
 	// Registerer, when set, receives the utxod_follow_* metrics.
 	Registerer prometheus.Registerer
 }
@@ -253,8 +260,10 @@ func (f *Follower) loop(ctx context.Context, once bool) error {
 	defer f.setState(StateStopped)
 	backoff := f.cfg.MinBackoff
 	failures := 0
+	dirty, lastFlush := false, time.Now()
 	for ctx.Err() == nil {
 		progress, err := f.round(ctx)
+		dirty = dirty || progress
 		if ctx.Err() != nil {
 			if errors.Is(err, ErrChain) {
 				return err
@@ -270,6 +279,13 @@ func (f *Follower) loop(ctx context.Context, once bool) error {
 			case st.InSync:
 				if once {
 					return nil
+				}
+				if dirty && f.cfg.Flush != nil && f.cfg.FlushInterval > 0 && time.Since(lastFlush) >= f.cfg.FlushInterval {
+					dirty, lastFlush = false, time.Now()
+					if err := f.cfg.Flush(); err != nil {
+						f.log.Error("flush after catching up", "err", err)
+						f.update(func(st *Status) { st.LastError = "flush: " + err.Error() })
+					}
 				}
 			case progress:
 				continue // the source may have moved on meanwhile: poll again now

@@ -489,3 +489,36 @@ func TestCancel(t *testing.T) {
 }
 
 var _ Chain = (*chainstate.Chainstate)(nil)
+
+// TestFlushWhenCaughtUp: Run flushes through Config.Flush once in sync
+// after connecting blocks, and not again while nothing changes.
+func TestFlushWhenCaughtUp(t *testing.T) {
+	p := params.MainNet()
+	src := corerest.New(p)
+	if err := src.Add(mainnet(t, 300)...); err != nil {
+		t.Fatal(err)
+	}
+	src.Reveal(201)
+	cs := newChainstate(t, p)
+	var flushes atomic.Int32
+	var flushedAt atomic.Int32
+	cfg := fastConfig(serve(t, src, p), cs)
+	cfg.Flush = func() error { flushes.Add(1); flushedAt.Store(cs.Tip().Height); return cs.Flush() }
+	cfg.FlushInterval = time.Nanosecond
+	f := newFollower(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	waitFor(t, "a flush at 200", 10*time.Second, func() bool { return flushedAt.Load() == 200 })
+	time.Sleep(20 * cfg.PollInterval)
+	if n := flushes.Load(); n != 1 {
+		t.Fatalf("%d flushes with nothing new", n)
+	}
+	src.RevealAll()
+	waitFor(t, "a flush at 300", 10*time.Second, func() bool { return flushedAt.Load() == 300 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

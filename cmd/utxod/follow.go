@@ -29,6 +29,7 @@ type followFlags struct {
 	prefetch    int
 	poll        time.Duration
 	timeout     time.Duration
+	flush       time.Duration
 }
 
 func (f *followFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (f *followFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.prefetch, "follow-prefetch", follow.DefaultPrefetch, "blocks downloaded ahead of validation")
 	fs.DurationVar(&f.poll, "follow-poll", follow.DefaultPollInterval, "how often the source's tip is polled once in sync")
 	fs.DurationVar(&f.timeout, "follow-timeout", follow.DefaultRequestTimeout, "timeout of one request to the source")
+	fs.DurationVar(&f.flush, "follow-flush", time.Minute, "serve --follow: flush the chainstate once caught up, at most this often, so that a crash loses little (0: only when the cache is full and at shutdown)")
 }
 
 // check validates the follow flags before anything is opened (a usage
@@ -55,8 +57,8 @@ func (f *followFlags) check(p *params.Params, required bool) error {
 	if f.concurrency < 1 || f.prefetch < 1 {
 		return fmt.Errorf("--follow-concurrency and --follow-prefetch must be at least 1, got %d and %d", f.concurrency, f.prefetch)
 	}
-	if f.poll <= 0 || f.timeout <= 0 {
-		return fmt.Errorf("--follow-poll and --follow-timeout must be positive, got %v and %v", f.poll, f.timeout)
+	if f.poll <= 0 || f.timeout <= 0 || f.flush < 0 {
+		return fmt.Errorf("--follow-poll and --follow-timeout must be positive and --follow-flush not negative, got %v, %v and %v", f.poll, f.timeout, f.flush)
 	}
 	return nil
 }
@@ -134,7 +136,8 @@ func (sf *serveFollower) start(ctx context.Context, p *params.Params, cs *chains
 	if sf == nil {
 		return nil
 	}
-	fl, err := sf.flags.follower(p, submitChain{cs, ctx, srv}, log, follow.Config{Registerer: srv.Registerer()})
+	fl, err := sf.flags.follower(p, submitChain{cs, ctx, srv}, log,
+		follow.Config{Registerer: srv.Registerer(), Flush: srv.Flush, FlushInterval: sf.flags.flush})
 	if err != nil {
 		return err
 	}
