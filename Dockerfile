@@ -9,6 +9,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN GOFLAGS=-trimpath make build BIN=/out && rm -rf /var/lib/apt/lists/*
+# corerest: a stand-in for bitcoind -rest serving block files (the replicas-demo profile).
+RUN CGO_ENABLED=0 go build -trimpath -o /out/corerest ./internal/corerest/cmd/corerest
 
 FROM debian:bookworm-slim
 # Runtime libraries of the build's -dev packages, and curl for the
@@ -18,7 +20,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /data --shell /usr/sbin/nologin utxod \
  && mkdir -p /data && chown utxod:utxod /data
-COPY --from=build /out/utxod /usr/local/bin/utxod
+COPY --from=build /out/utxod /out/corerest /usr/local/bin/
 USER utxod
 VOLUME /data
 EXPOSE 8335
