@@ -181,3 +181,28 @@ bench-validation: deps-build
 		--utxod $(BIN)/utxod --btcdreplay $(BIN)/btcdreplay --out $(VALBENCH_OUT) \
 		--label "binaries built by make from $$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet HEAD -- 2>/dev/null || echo ' with uncommitted changes')" \
 		$(VALBENCH_FLAGS)
+
+# Following against importing (docs/benchmarks/follow.md): utxod follow from a Core REST stand-in
+# (internal/corerest/cmd/corerest) serving FOLLOWBENCH_CORPUS vs utxod import of the same file, whole
+# processes on fresh datadirs, alternating ABBA for FOLLOWBENCH_ROUNDS rounds; medians and ratios.
+# Generates the early-profile corpus (FOLLOWBENCH_INPUTS inputs, seed 1) unless it exists; the
+# mainnet sample (tiny 2009 blocks, the per-request worst case): FOLLOWBENCH_CORPUS=testdata/mainnet/blk_0_to_14131.dat
+# FOLLOWBENCH_NETWORK=main. Extra driver flags in FOLLOWBENCH_FLAGS (e.g. --follow-args "--follow-concurrency 8").
+FOLLOWBENCH_INPUTS  ?= 100000
+FOLLOWBENCH_CORPUS  ?= $(BIN)/followbench-out/early-$(FOLLOWBENCH_INPUTS).dat
+FOLLOWBENCH_NETWORK ?= regtest
+FOLLOWBENCH_ROUNDS  ?= 5
+FOLLOWBENCH_BACKEND ?= pebble
+FOLLOWBENCH_OUT     ?= $(BIN)/followbench-out
+FOLLOWBENCH_FLAGS   ?=
+.PHONY: bench-follow
+bench-follow:
+	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
+	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
+	$(GO) build -o $(BIN)/corerest ./internal/corerest/cmd/corerest
+	$(GO) build -o $(BIN)/followbench ./internal/followbench/cmd/followbench
+	@mkdir -p $(FOLLOWBENCH_OUT)
+	@test -f $(FOLLOWBENCH_CORPUS) || $(BIN)/chaingen --profile early --target-inputs $(FOLLOWBENCH_INPUTS) --seed 1 --out $(FOLLOWBENCH_CORPUS)
+	$(BIN)/followbench --utxod $(BIN)/utxod --corerest $(BIN)/corerest --corpus $(FOLLOWBENCH_CORPUS) \
+		--network $(FOLLOWBENCH_NETWORK) --backend $(FOLLOWBENCH_BACKEND) --rounds $(FOLLOWBENCH_ROUNDS) \
+		--work $(FOLLOWBENCH_OUT) --json $(FOLLOWBENCH_OUT)/follow.json $(FOLLOWBENCH_FLAGS)
