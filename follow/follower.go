@@ -597,7 +597,7 @@ func (f *Follower) fetchAndConnect(ctx context.Context, fork *validate.BlockNode
 	if processed > 0 {
 		tip := f.cs.Tip()
 		f.log.Info("followed", "blocks", processed, "height", tip.Height, "tip", tip.Hash,
-			"seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()), "fetch_wait_seconds", fmt.Sprintf("%.1f", waited.Seconds()))
+			"seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()), "fetch_wait_seconds", fmt.Sprintf("%.3f", waited.Seconds()))
 	}
 	return processed, nil
 }
