@@ -244,8 +244,9 @@ func (f *Follower) Run(ctx context.Context) error {
 	return err
 }
 
-// CatchUp follows the source until the local tip is the source's tip,
-// then returns nil. A rejected block ends it with a *RejectedError; source
+// CatchUp follows the source until the local tip is the source's tip, or
+// the source has nothing that would move it (its chain is behind the local
+// one or ties with it: Status says diverged), then returns nil. A rejected block ends it with a *RejectedError; source
 // failures are retried with backoff, MaxFailures times in a row at most
 // (0: until ctx ends, whose error is then returned).
 func (f *Follower) CatchUp(ctx context.Context) error {
@@ -289,6 +290,11 @@ func (f *Follower) loop(ctx context.Context, once bool) error {
 				}
 			case progress:
 				continue // the source may have moved on meanwhile: poll again now
+			case once && st.State == StateDiverged:
+				// Nothing the source has can move this node further.
+				f.log.Warn("the source's chain does not extend this node's; nothing to catch up", "reason", st.LastError,
+					"height", st.Height, "source_height", st.SourceHeight)
+				return nil
 			}
 			sleep(ctx, f.cfg.PollInterval)
 		case errors.As(err, &rej):

@@ -522,3 +522,71 @@ func TestFlushWhenCaughtUp(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSourceBehind: a source whose chain is a prefix of the local one, or
+// a branch with no more work, leaves the state alone; CatchUp returns and
+// reports diverged.
+func TestSourceBehind(t *testing.T) {
+	p := params.MainNet()
+	blocks := mainnet(t, 300)
+	src := corerest.New(p)
+	if err := src.Add(blocks...); err != nil {
+		t.Fatal(err)
+	}
+	src.Reveal(101)
+	cs := newChainstate(t, p)
+	for _, raw := range blocks[1:201] {
+		if _, err := cs.ProcessBlock(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFollower(t, fastConfig(serve(t, src, p), cs))
+	if err := f.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Status(); cs.Tip().Height != 200 || st.InSync || !strings.Contains(st.LastError, "below this node's tip") {
+		t.Fatalf("tip %d, status %+v", cs.Tip().Height, st)
+	}
+	if n := src.Requests("block"); n != 0 {
+		t.Fatalf("%d blocks fetched from a source behind", n)
+	}
+}
+
+// TestSourceTies: a source on a branch with as much work as the local
+// chain (first seen stays, as in Core): its blocks are stored as a side
+// branch once, the tip stays, and they are not downloaded again.
+func TestSourceTies(t *testing.T) {
+	p := params.RegTest()
+	c, err := blockgen.NewChain(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := newChainstate(t, p)
+	src := corerest.New(p)
+	a, b := c.Genesis, c.Genesis
+	for range 3 {
+		a = c.Template(a, nil).Finish()
+		if _, err := cs.ProcessBlock(a.Raw); err != nil {
+			t.Fatal(err)
+		}
+		tpl := c.Template(b, nil)
+		tpl.Coinbase().TxOut[0].Value--
+		b = tpl.Finish()
+		if err := src.Add(b.Raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.RevealAll()
+	f := newFollower(t, fastConfig(serve(t, src, p), cs))
+	for range 2 {
+		if err := f.CatchUp(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cs.Tip().Hash != a.Hash || src.Requests("block") != 3 {
+		t.Fatalf("tip %s (local %s), %d block requests", cs.Tip().Hash, a.Hash, src.Requests("block"))
+	}
+	if st := f.Status(); !strings.Contains(st.LastError, "no more work") {
+		t.Fatalf("status %+v", st)
+	}
+}
