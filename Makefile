@@ -89,6 +89,8 @@ tools: deps-build
 	$(GO) build -o $(BIN)/valbench ./cmd/valbench
 	$(GO) build -o $(BIN)/btcdreplay ./cmd/btcdreplay
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/storebench ./cmd/storebench
+	$(GO) build -o $(BIN)/corerest ./cmd/corerest
+	$(GO) build -o $(BIN)/followbench ./cmd/followbench
 
 # A small performance gate (docs/benchmarks/gate/README.md): control
 # --merkle-kernel generic vs candidate --merkle-kernel auto, ABBA, every store,
@@ -185,7 +187,7 @@ bench-validation: deps-build
 		$(VALBENCH_FLAGS)
 
 # Following against importing (docs/benchmarks/follow.md): utxod follow from a Core REST stand-in
-# (internal/corerest/cmd/corerest) serving FOLLOWBENCH_CORPUS vs utxod import of the same file, whole
+# (cmd/corerest) serving FOLLOWBENCH_CORPUS vs utxod import of the same file, whole
 # processes on fresh datadirs, alternating ABBA for FOLLOWBENCH_ROUNDS rounds; medians and ratios.
 # Generates the early-profile corpus (FOLLOWBENCH_INPUTS inputs, seed 1) unless it exists; the
 # mainnet sample (tiny 2009 blocks, the per-request worst case): FOLLOWBENCH_CORPUS=testdata/mainnet/blk_0_to_14131.dat
@@ -198,13 +200,13 @@ FOLLOWBENCH_BACKEND ?= pebble
 FOLLOWBENCH_OUT     ?= $(BIN)/followbench-out
 FOLLOWBENCH_FLAGS   ?=
 .PHONY: bench-follow
-bench-follow:
+bench-follow: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
-	$(GO) build -o $(BIN)/corerest ./internal/corerest/cmd/corerest
-	$(GO) build -o $(BIN)/followbench ./internal/followbench/cmd/followbench
+	$(GO) build -o $(BIN)/corerest ./cmd/corerest
+	$(GO) build -o $(BIN)/followbench ./cmd/followbench
 	@mkdir -p $(FOLLOWBENCH_OUT)
 	@test -f $(FOLLOWBENCH_CORPUS) || $(BIN)/chaingen --profile early --target-inputs $(FOLLOWBENCH_INPUTS) --seed 1 --out $(FOLLOWBENCH_CORPUS)
 	$(BIN)/followbench --utxod $(BIN)/utxod --corerest $(BIN)/corerest --corpus $(FOLLOWBENCH_CORPUS) \
 		--network $(FOLLOWBENCH_NETWORK) --backend $(FOLLOWBENCH_BACKEND) --rounds $(FOLLOWBENCH_ROUNDS) \
-		--work $(FOLLOWBENCH_OUT) --json $(FOLLOWBENCH_OUT)/follow.json $(FOLLOWBENCH_FLAGS)
+		--workdir $(FOLLOWBENCH_OUT) --json $(FOLLOWBENCH_OUT)/follow.json $(FOLLOWBENCH_FLAGS)

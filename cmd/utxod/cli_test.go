@@ -76,7 +76,7 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		{"bad env int", map[string]string{"UTXOD_CACHE_MB": "lots"}, nil, "UTXOD_CACHE_MB"},
 		{"bad env network", map[string]string{"UTXOD_NETWORK": "moon"}, nil, "network"},
 	}
-	for _, cmd := range []string{"import", "chainstate", "serve"} {
+	for _, cmd := range []string{"import", "chainstate", "serve", "follow"} {
 		for _, c := range cases {
 			t.Run(cmd+"/"+c.name, func(t *testing.T) {
 				args := append([]string{cmd}, c.args...)
@@ -88,6 +88,8 @@ func TestBadFlagsExitTwo(t *testing.T) {
 					args = append(args, "--datadir", t.TempDir())
 				case "serve":
 					args = append(args, "--listen", "127.0.0.1:0")
+				case "follow":
+					args = append(args, "--follow", "http://127.0.0.1:1")
 				}
 				code, out, errs := runCLI(t, c.env, args...)
 				if code != 2 || out != "" {
