@@ -7,9 +7,12 @@
 // (/rest/headers/<hash>.bin?count=N, walking back from the local tip at
 // exponentially growing distances until a block is on the source's active
 // chain, then forward to the first header that differs), fetches the
-// headers after it in batches of 2,000 and downloads the blocks
-// (/rest/block/<hash>.bin) with bounded concurrency, a bounded number of
-// blocks ahead of validation, so fetching overlaps validation. Blocks are
+// headers after it to the source's tip in batches of 2,000 and hands them
+// to Chain.AcceptHeaders (headers first, as Core syncs: the best header is
+// known before the blocks connect, so assume-valid applies as in an
+// import), then downloads the blocks (/rest/block/<hash>.bin) with bounded
+// concurrency, a bounded number of blocks ahead of validation, so fetching
+// overlaps validation. Blocks are
 // handed to Chain.ProcessBlock one at a time in chain order; the
 // chainstate activates the most-work chain itself, disconnecting through
 // undo data on a reorg.

@@ -28,6 +28,10 @@ type Chain interface {
 	Tip() *validate.BlockNode
 	// AtHeight is the active chain's block at height (nil above the tip).
 	AtHeight(h int32) *validate.BlockNode
+	// AcceptHeaders indexes headers ahead of their blocks (headers-first:
+	// the best header is known before the blocks connect, which
+	// assume-valid's condition needs). The chain does not move.
+	AcceptHeaders(hs []wire.Header) chainstate.HeadersResult
 }
 
 // Defaults of Config's zero values.
@@ -396,7 +400,14 @@ func (f *Follower) round(ctx context.Context) (progress bool, err error) {
 		f.setState(StateDiverged)
 		return false, nil
 	}
-	_, err = f.fetchAndConnect(ctx, fork, first)
+	hashes, err := f.learnHeaders(ctx, fork, first)
+	if err != nil {
+		if !errors.Is(err, errMoved) {
+			f.countError(err)
+		}
+		return false, err
+	}
+	_, err = f.fetchAndConnect(ctx, fork, hashes)
 	now := f.cs.Tip()
 	progress = now.Hash != tip.Hash
 	if err != nil {
@@ -520,10 +531,56 @@ type job struct {
 	done   chan struct{}
 }
 
-// fetchAndConnect downloads the source's chain after fork (first holds
-// the first headers, starting with fork's) and processes the blocks in
-// order. It returns how many blocks it processed.
-func (f *Follower) fetchAndConnect(ctx context.Context, fork *validate.BlockNode, first []Header) (int, error) {
+// learnHeaders fetches the source's headers after fork to the end of its
+// active chain (first holds the first batch, starting with fork's header)
+// and hands each batch to AcceptHeaders, as Core syncs headers before
+// blocks; it returns the blocks' hashes in chain order. A header the
+// chainstate refuses makes its block (and the ones after it) fail with the
+// same reason when they arrive, so the rejection path stays in one place.
+func (f *Follower) learnHeaders(ctx context.Context, fork *validate.BlockNode, batch []Header) ([]wire.Hash, error) {
+	start := time.Now()
+	var hashes []wire.Hash
+	var invalid int
+	var firstErr error
+	for {
+		hs := make([]wire.Header, 0, len(batch)-1)
+		for _, h := range batch[1:] {
+			hs = append(hs, h.Header)
+			hashes = append(hashes, h.Hash)
+		}
+		res := f.cs.AcceptHeaders(hs)
+		invalid += res.Invalid
+		if firstErr == nil {
+			firstErr = res.FirstErr
+		}
+		if len(res.Unlinked) > 0 {
+			// The batch chains from the fork, which is indexed: the local
+			// chain moved under the round.
+			return nil, errOrphan
+		}
+		if len(batch) < MaxHeaders || invalid > 0 {
+			break // the end of the source's chain, or nothing past a refused header is useful
+		}
+		var err error
+		if batch, err = f.headers(ctx, batch[len(batch)-1].Hash, MaxHeaders); err != nil {
+			return nil, err
+		}
+		if len(batch) == 0 {
+			return nil, errMoved
+		}
+	}
+	lvl := slog.LevelDebug
+	if len(hashes) >= MaxHeaders {
+		lvl = slog.LevelInfo
+	}
+	f.log.Log(ctx, lvl, "headers learned", "headers", len(hashes), "from_height", fork.Height+1, "to_height", fork.Height+int32(len(hashes)),
+		"refused", invalid, "first_refusal", firstErr, "seconds", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
+	return hashes, nil
+}
+
+// fetchAndConnect downloads the blocks after fork (hashes, in chain order)
+// and processes them in order. It returns how many blocks it processed.
+func (f *Follower) fetchAndConnect(ctx context.Context, fork *validate.BlockNode, hashes []wire.Hash) (int, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ordered := make(chan *job, f.cfg.Prefetch)
@@ -533,7 +590,7 @@ func (f *Follower) fetchAndConnect(ctx context.Context, fork *validate.BlockNode
 	wg.Go(func() {
 		defer close(jobs)
 		defer close(ordered)
-		prodErr = f.produce(rctx, fork, first, ordered, jobs)
+		prodErr = f.produce(rctx, fork, hashes, ordered, jobs)
 	})
 	for range f.cfg.Concurrency {
 		wg.Go(func() {
@@ -608,43 +665,25 @@ func (f *Follower) fetchAndConnect(ctx context.Context, fork *validate.BlockNode
 	return processed, nil
 }
 
-// produce walks the source's headers from fork and queues one job per
-// block: first in ordered (bounded: the prefetch window), then for the
-// download workers.
-func (f *Follower) produce(ctx context.Context, fork *validate.BlockNode, batch []Header, ordered, jobs chan<- *job) error {
-	height := fork.Height
-	for {
-		for _, h := range batch[1:] {
-			height++
-			j := &job{hash: h.Hash, height: height, done: make(chan struct{})}
-			select {
-			case ordered <- j:
-			case <-ctx.Done():
-				return nil
-			}
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				j.err = ctx.Err()
-				close(j.done)
-				return nil
-			}
+// produce queues one job per block: first in ordered (bounded: the
+// prefetch window), then for the download workers.
+func (f *Follower) produce(ctx context.Context, fork *validate.BlockNode, hashes []wire.Hash, ordered, jobs chan<- *job) error {
+	for i, h := range hashes {
+		j := &job{hash: h, height: fork.Height + 1 + int32(i), done: make(chan struct{})}
+		select {
+		case ordered <- j:
+		case <-ctx.Done():
+			return nil
 		}
-		if len(batch) < MaxHeaders {
-			return nil // the end of the source's chain
-		}
-		last := batch[len(batch)-1].Hash
-		var err error
-		if batch, err = f.headers(ctx, last, MaxHeaders); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if len(batch) == 0 {
-			return errMoved
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			j.err = ctx.Err()
+			close(j.done)
+			return nil
 		}
 	}
+	return nil
 }
 
 // blockFailed turns a ProcessBlock failure into the round's error.

@@ -327,3 +327,46 @@ func TestServeFollowReorgs(t *testing.T) {
 		t.Errorf("the replica saw no reorg (generator made %d)", sum.Reorgs)
 	}
 }
+
+// TestFollowAssumeValid: assume-valid applies to following as to import:
+// the follower learns the source's headers first, so the bad signature at
+// avBad, buried two weeks of work under the best header, is skipped with
+// --assume-valid at the tip and refused with --assume-valid 0.
+func TestFollowAssumeValid(t *testing.T) {
+	path, tip := writeAVChain(t)
+	p := params.RegTest()
+	src := corerest.New(p)
+	if _, err := src.LoadFile(path, p.Magic); err != nil {
+		t.Fatal(err)
+	}
+	src.RevealAll()
+	ts := httptest.NewServer(src)
+	defer ts.Close()
+	for _, c := range []struct {
+		av      string
+		code    int
+		assumed any
+	}{
+		{tip.String(), 0, float64(avBad)},
+		{"0", 1, nil},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"follow", "--network", "regtest", "--follow", ts.URL, "--assume-valid", c.av, "--json", "--log-level", "warn"}, &out, &errb)
+		if code != c.code {
+			t.Fatalf("--assume-valid %s: exit %d: %s", c.av, code, errb.String())
+		}
+		if code != 0 {
+			if want := fmt.Sprintf("height %d rejected: block-script-verify-flag-failed", avBad); !strings.Contains(errb.String(), want) {
+				t.Fatalf("stderr %s, want %q", errb.String(), want)
+			}
+			continue
+		}
+		var got map[string]any
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got["height"] != float64(avTip) || got["bestblock"] != tip.String() || got["assumed_valid_height"] != c.assumed {
+			t.Fatalf("height %v bestblock %v assumed_valid_height %v", got["height"], got["bestblock"], got["assumed_valid_height"])
+		}
+	}
+}
