@@ -139,6 +139,9 @@ in_sync_all() {
 demo() {
 	trap stop EXIT
 	start
+	echo "--- waiting for every node to be in sync (HAProxy sends a replica reads once /healthz says so twice)"
+	for _ in $(seq 1 600); do in_sync_all && break; sleep 0.1; done
+	sleep 1.5
 	echo "--- reads through haproxy (X-Utxod-Server names the node that answered)"
 	for _ in $(seq 1 6); do curl -fsS -D - -o /dev/null "http://$LB/v1/tip" | tr -d '\r' | grep -i '^x-utxod-server'; done
 	echo "--- the same digests on every node (one chainstate read from all three at one height)"
