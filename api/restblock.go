@@ -6,14 +6,15 @@ import (
 	"net/http"
 
 	"utxod/chainstate"
+	"utxod/store"
 	"utxod/validate"
 	"utxod/wire"
 )
 
 // BlockStore is implemented by a Chain that keeps raw blocks, as
 // *chainstate.Chainstate does; /rest/block serves them. BlockData returns
-// a copy the caller owns, or an error wrapping chainstate.ErrNoBlock when
-// the block's data is not kept.
+// a copy the caller owns, or an error wrapping store.ErrNoBlock when the
+// block's data is not kept.
 type BlockStore interface {
 	BlockData(hash wire.Hash) ([]byte, error)
 }
@@ -61,23 +62,25 @@ func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) 
 		restError(w, http.StatusBadRequest, "bad-hash", "Invalid hash: "+hashStr)
 		return
 	}
-	n := s.chain.Lookup(hash)
-	if n == nil {
+	n, ok := s.chain.Lookup(hash)
+	if !ok {
 		restError(w, http.StatusNotFound, "block-not-found", hashStr+" not found")
 		return
 	}
-	bs, ok := s.chain.(BlockStore)
 	var raw []byte
 	var err error
-	if ok {
+	switch bs, ok := s.chain.(BlockStore); {
+	case hash == s.params.GenesisHash:
+		raw = s.params.GenesisBlock // served by Core; never in utxod's store
+	case ok:
 		raw, err = bs.BlockData(hash)
-	} else {
-		err = chainstate.ErrNoBlock
+	default:
+		err = store.ErrNoBlock
 	}
 	switch {
-	case errors.Is(err, chainstate.ErrNoBlock):
+	case errors.Is(err, store.ErrNoBlock):
 		// Core: BLOCK_HAVE_DATA unset, pruned or never downloaded.
-		if st, _ := s.nodeStatus(n); st.Has(validate.StatusDataValid) || st.Has(validate.StatusConnected) {
+		if st := n.Status; st.Has(validate.StatusDataValid) || st.Has(validate.StatusConnected) {
 			restError(w, http.StatusNotFound, "block-pruned", hashStr+" not available (pruned data)")
 		} else {
 			restError(w, http.StatusNotFound, "block-not-downloaded", hashStr+" not available (not fully downloaded)")
@@ -144,8 +147,8 @@ type CoinbaseTx struct {
 }
 
 // blockJSON builds the verbosity-1 object of b, whose index entry is n.
-func (s *Server) blockJSON(n *validate.BlockNode, b *wire.Block) BlockJSON {
-	h := s.headerJSON(s.chain.Tip(), n)
+func (s *Server) blockJSON(n chainstate.BlockInfo, b *wire.Block) BlockJSON {
+	h := headerJSON(n)
 	out := BlockJSON{
 		Hash: h.Hash, Confirmations: h.Confirmations, Height: h.Height, Version: h.Version, VersionHex: h.VersionHex,
 		MerkleRoot: h.MerkleRoot, Time: h.Time, MedianTime: h.MedianTime, Nonce: h.Nonce, Bits: h.Bits, Target: h.Target,

@@ -25,9 +25,9 @@ type Chain interface {
 	// invalid blocks return a *validate.RuleError and change nothing).
 	ProcessBlock(raw []byte) (chainstate.Result, error)
 	// Tip is the active tip.
-	Tip() *validate.BlockNode
-	// AtHeight is the active chain's block at height (nil above the tip).
-	AtHeight(h int32) *validate.BlockNode
+	Tip() chainstate.BlockInfo
+	// AtHeight is the active chain's block at height (false above the tip).
+	AtHeight(h int32) (chainstate.BlockInfo, bool)
 	// AcceptHeaders indexes headers ahead of their blocks (headers-first:
 	// the best header is known before the blocks connect, which
 	// assume-valid's condition needs). The chain does not move.
@@ -375,7 +375,7 @@ func (f *Follower) round(ctx context.Context) (progress bool, err error) {
 		f.countError(err)
 		return false, err
 	}
-	if fork != tip {
+	if fork.Hash != tip.Hash {
 		f.m.reorgs.Inc()
 		f.update(func(st *Status) { st.Reorgs++ })
 		f.log.Warn("the source is on another branch: following it from the fork", "fork_height", fork.Height, "fork", fork.Hash,
@@ -385,7 +385,7 @@ func (f *Follower) round(ctx context.Context) (progress bool, err error) {
 		// The source's chain ends at the fork: it is behind this node (or
 		// moved back to this node's tip since the poll).
 		f.update(func(st *Status) {
-			if fork == tip {
+			if fork.Hash == tip.Hash {
 				st.State, st.SourceTip, st.SourceHeight = StateInSync, tip.Hash, tip.Height
 				return
 			}
@@ -426,7 +426,7 @@ func (f *Follower) round(ctx context.Context) (progress bool, err error) {
 // findFork returns the last block of the local active chain that is on
 // the source's active chain, with the source's headers from it (the first
 // is the fork's own; at most MaxHeaders).
-func (f *Follower) findFork(ctx context.Context, tip *validate.BlockNode) (*validate.BlockNode, []Header, error) {
+func (f *Follower) findFork(ctx context.Context, tip chainstate.BlockInfo) (chainstate.BlockInfo, []Header, error) {
 	hs, err := f.headers(ctx, tip.Hash, MaxHeaders)
 	if err != nil || len(hs) > 0 {
 		return tip, hs, err
@@ -434,23 +434,23 @@ func (f *Follower) findFork(ctx context.Context, tip *validate.BlockNode) (*vali
 	// Walk back at exponentially growing distances (a block locator)
 	// until a block is on the source's chain.
 	bad := tip.Height
-	var good *validate.BlockNode
+	var good chainstate.BlockInfo
 	for step, h := int32(1), tip.Height-1; ; step *= 2 {
 		h = max(h, 0)
-		n := f.cs.AtHeight(h)
-		if n == nil {
-			return nil, nil, errOrphan
+		n, ok := f.cs.AtHeight(h)
+		if !ok {
+			return tip, nil, errOrphan
 		}
 		hs, err := f.headers(ctx, n.Hash, 1)
 		if err != nil {
-			return nil, nil, err
+			return tip, nil, err
 		}
 		if len(hs) == 1 {
 			good = n
 			break
 		}
 		if h == 0 {
-			return nil, nil, &SourceError{Op: "headers", URL: f.src.URL(), Reason: "wrong-chain", class: ErrWrongChain,
+			return tip, nil, &SourceError{Op: "headers", URL: f.src.URL(), Reason: "wrong-chain", class: ErrWrongChain,
 				Detail: "the source's active chain does not contain this node's genesis block " + n.Hash.String()}
 		}
 		bad = h
@@ -461,19 +461,21 @@ func (f *Follower) findFork(ctx context.Context, tip *validate.BlockNode) (*vali
 	for {
 		hs, err := f.headers(ctx, good.Hash, MaxHeaders)
 		if err != nil {
-			return nil, nil, err
+			return tip, nil, err
 		}
 		if len(hs) == 0 {
-			return nil, nil, errMoved
+			return tip, nil, errMoved
 		}
+		prev := good
 		for i := 1; i < len(hs); i++ {
-			local := f.cs.AtHeight(good.Height + int32(i))
-			if local == nil || local.Hash != hs[i].Hash {
-				return f.cs.AtHeight(good.Height + int32(i) - 1), hs[i-1:], nil
+			local, ok := f.cs.AtHeight(good.Height + int32(i))
+			if !ok || local.Hash != hs[i].Hash {
+				return prev, hs[i-1:], nil
 			}
+			prev = local
 		}
-		last := f.cs.AtHeight(good.Height + int32(len(hs)) - 1)
-		if len(hs) < MaxHeaders || last == nil || last.Height >= bad {
+		last := prev
+		if len(hs) < MaxHeaders || last.Height >= bad {
 			// The source's chain ends inside the local one.
 			return last, hs[len(hs)-1:], nil
 		}
@@ -537,7 +539,7 @@ type job struct {
 // blocks; it returns the blocks' hashes in chain order. A header the
 // chainstate refuses makes its block (and the ones after it) fail with the
 // same reason when they arrive, so the rejection path stays in one place.
-func (f *Follower) learnHeaders(ctx context.Context, fork *validate.BlockNode, batch []Header) ([]wire.Hash, error) {
+func (f *Follower) learnHeaders(ctx context.Context, fork chainstate.BlockInfo, batch []Header) ([]wire.Hash, error) {
 	start := time.Now()
 	var hashes []wire.Hash
 	var invalid int
@@ -580,7 +582,7 @@ func (f *Follower) learnHeaders(ctx context.Context, fork *validate.BlockNode, b
 
 // fetchAndConnect downloads the blocks after fork (hashes, in chain order)
 // and processes them in order. It returns how many blocks it processed.
-func (f *Follower) fetchAndConnect(ctx context.Context, fork *validate.BlockNode, hashes []wire.Hash) (int, error) {
+func (f *Follower) fetchAndConnect(ctx context.Context, fork chainstate.BlockInfo, hashes []wire.Hash) (int, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ordered := make(chan *job, f.cfg.Prefetch)
@@ -667,7 +669,7 @@ func (f *Follower) fetchAndConnect(ctx context.Context, fork *validate.BlockNode
 
 // produce queues one job per block: first in ordered (bounded: the
 // prefetch window), then for the download workers.
-func (f *Follower) produce(ctx context.Context, fork *validate.BlockNode, hashes []wire.Hash, ordered, jobs chan<- *job) error {
+func (f *Follower) produce(ctx context.Context, fork chainstate.BlockInfo, hashes []wire.Hash, ordered, jobs chan<- *job) error {
 	for i, h := range hashes {
 		j := &job{hash: h, height: fork.Height + 1 + int32(i), done: make(chan struct{})}
 		select {

@@ -119,7 +119,7 @@ func TestReorgs(t *testing.T) {
 		if cs.Tip().Hash != srcTip {
 			t.Fatalf("after revealing %d blocks: tip %s, source %s", n, cs.Tip().Hash, srcTip)
 		}
-		if cs.AtHeight(before.Height) != before {
+		if at, _ := cs.AtHeight(before.Height); at.Hash != before.Hash {
 			reorgs++ // the old tip left the active chain
 		}
 	}
@@ -195,8 +195,8 @@ func TestFaults(t *testing.T) {
 				if err := f.CatchUp(ctx); !errors.As(err, &rej) || rej.Reason != tc.rejected || rej.Hash != target || rej.Height != at {
 					t.Fatalf("CatchUp: %v, want a rejection of %s at %d with %s", err, target, at, tc.rejected)
 				}
-				if tip := cs.Tip(); tip.Height != at-1 || cs.AtHeight(at) != nil {
-					t.Fatalf("tip %d %s after the rejection, want %d", tip.Height, tip.Hash, at-1)
+				if _, above := cs.AtHeight(at); cs.Tip().Height != at-1 || above {
+					t.Fatalf("tip %d %s after the rejection, want %d", cs.Tip().Height, cs.Tip().Hash, at-1)
 				}
 				// Run pauses, then fetches the block again (the fault is
 				// spent) and goes on.

@@ -17,6 +17,7 @@ import (
 	"utxod/internal/corerest"
 	"utxod/params"
 	"utxod/script"
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 )
@@ -96,7 +97,7 @@ func checkReference(t testing.TB, cs *chainstate.Chainstate, ref reference) {
 func newChainstate(t testing.TB, p *params.Params) *chainstate.Chainstate {
 	t.Helper()
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil),
-		Store: chainstate.NewMemStore(), Now: func() time.Time { return time.Unix(1<<31, 0) }})
+		Store: store.NewMem(), Now: func() time.Time { return time.Unix(1<<31, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}
