@@ -12,9 +12,9 @@ all: build
 # root with apt-get, installs what is missing; otherwise it stops and prints
 # the apt-get command). The build needs librocksdb-dev when TAGS has rocksdb;
 # make test also needs libsecp256k1-dev and pkg-config (the syssecp256k1
-# control arm) and wrk (the load test).
+# control arm), wrk (the load test) and haproxy (the replica test).
 BUILD_DEBS = $(if $(filter rocksdb,$(TAGS)),librocksdb-dev)
-TEST_DEBS  = $(BUILD_DEBS) libsecp256k1-dev pkg-config wrk
+TEST_DEBS  = $(BUILD_DEBS) libsecp256k1-dev pkg-config wrk haproxy
 
 deps-build:
 	@sh scripts/deps.sh $(BUILD_DEBS)
