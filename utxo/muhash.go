@@ -83,15 +83,18 @@ func (a *num3072) fullReduce() {
 // mulMod sets z = x·y mod p. x and y may be any values below 2^3072; z may
 // alias either.
 func (z *num3072) mulMod(x, y *num3072) {
-	var t [2 * num3072Limbs]uint64
-	mulFull(&t, x, y)
-	z.reduce(&t)
+	s := getMulScratch()
+	s.x, s.y = *x, *y // math/big's calls would move x and y to the heap
+	mulFull(&s.t, &s.x, &s.y)
+	z.reduce(&s.t)
+	putMulScratch(s)
 }
 
-// mulFull sets t = x·y by product scanning (Comba): column k accumulates
-// every x[i]·y[k−i] in a three-limb accumulator, which beats row-wise
-// schoolbook in pure Go (docs/benchmarks/digests.md).
-func mulFull(t *[2 * num3072Limbs]uint64, x, y *num3072) {
+// mulFullComba sets t = x·y by product scanning (Comba): column k
+// accumulates every x[i]·y[k−i] in a three-limb accumulator, which beats
+// row-wise schoolbook in pure Go (docs/benchmarks/digests.md). mulFull
+// uses math/big instead where it can (muhash_mul.go).
+func mulFullComba(t *[2 * num3072Limbs]uint64, x, y *num3072) {
 	var c0, c1, c2 uint64
 	for k := 0; k < 2*num3072Limbs-1; k++ {
 		lo, hi := 0, k
@@ -185,6 +188,36 @@ func muPrime() *big.Int {
 // muHashElement maps data to its group element (Core's MuHash3072::ToNum3072).
 func muHashElement(out *num3072, data []byte) {
 	key := sha256.Sum256(data)
+	if chachaAVX512 {
+		muHashKeystreamAVX512(out, &key)
+		return
+	}
+	muHashKeystreamGeneric(out, &key)
+}
+
+// chachaAVX512 selects the AVX-512 keystream (chacha_amd64.s): set once,
+// when the CPU has it and it passes a self-test against the generic code.
+var chachaAVX512 = hasChachaAVX512() && chachaSelfTest()
+
+// chachaSelfTest compares the AVX-512 keystream with x/crypto's for a few
+// keys.
+func chachaSelfTest() bool {
+	for i := 0; i < 4; i++ {
+		key := sha256.Sum256([]byte{byte(i)})
+		var a, b num3072
+		muHashKeystreamGeneric(&a, &key)
+		muHashKeystreamAVX512(&b, &key)
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// muHashKeystreamGeneric sets out to the first 384 keystream bytes of
+// ChaCha20 with key (nonce 0, counter 0), read little-endian, with
+// x/crypto's ChaCha20.
+func muHashKeystreamGeneric(out *num3072, key *[32]byte) {
 	var nonce [chacha20.NonceSize]byte
 	var ks [num3072Bytes]byte
 	c, err := chacha20.NewUnauthenticatedCipher(key[:], nonce[:])

@@ -340,3 +340,62 @@ func BenchmarkMuHashFinalize(b *testing.B) {
 }
 
 func sha256Sum(b []byte) wire.Hash { return wire.Hash(sha256.Sum256(b)) }
+
+// The math/big multiplication (mulFull) against the pure-Go Comba loop on
+// random and edge-case operands: zeros, all-ones, short (top limbs zero).
+func TestMulFullMatchesComba(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 3000; i++ {
+		var x, y num3072
+		for k := range x {
+			x[k], y[k] = r.Uint64(), r.Uint64()
+		}
+		switch i % 6 {
+		case 0:
+			x = num3072{}
+		case 1:
+			for k := range y {
+				y[k] = ^uint64(0)
+			}
+		case 2:
+			clear(x[1+r.IntN(47):])
+		case 3:
+			clear(y[r.IntN(48):])
+			clear(x[:r.IntN(48)])
+		}
+		var a, b [2 * num3072Limbs]uint64
+		for k := range b {
+			b[k] = 0xdeadbeef // stale content must be overwritten
+		}
+		mulFullComba(&a, &x, &y)
+		mulFull(&b, &x, &y)
+		if a != b {
+			t.Fatalf("case %d: math/big product differs from Comba", i)
+		}
+	}
+}
+
+// The AVX-512 ChaCha20 keystream (when this CPU has it) equals x/crypto's
+// for random keys; Core's vectors (TestMuHashCoreVectors) run on whichever
+// the package selected.
+func TestChachaAVX512MatchesGeneric(t *testing.T) {
+	if !hasChachaAVX512() {
+		t.Skip("no AVX-512F/VL on this CPU")
+	}
+	if !chachaAVX512 {
+		t.Fatal("the CPU has AVX-512 but the self-test rejected the kernel")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 2000; i++ {
+		var key [32]byte
+		for k := range key {
+			key[k] = byte(r.Uint32())
+		}
+		var a, b num3072
+		muHashKeystreamGeneric(&a, &key)
+		muHashKeystreamAVX512(&b, &key)
+		if a != b {
+			t.Fatalf("key %x: keystreams differ", key)
+		}
+	}
+}

@@ -188,6 +188,11 @@ type ChainstateInfo struct {
 	// block's scripts were verified).
 	AssumeValid        *wire.Hash `json:"assume_valid"`
 	AssumedValidHeight *int32     `json:"assumed_valid_height"`
+	// SnapshotBase and SnapshotBaseHeight name the block of the UTXO
+	// snapshot the chainstate was loaded from (omitted for a chainstate
+	// built block by block).
+	SnapshotBase       *wire.Hash `json:"snapshot_base,omitempty"`
+	SnapshotBaseHeight *int32     `json:"snapshot_base_height,omitempty"`
 }
 
 // Amount is a value in satoshis that JSON-encodes as a BTC number with
