@@ -68,6 +68,8 @@ type Chainstate struct {
 
 	current *wire.Block // parse of the block processLocked is handling
 
+	snap *store.SnapshotBase // set when loaded from a UTXO snapshot (snapbase.go)
+
 	lazy  *lazyMuHash // pending MuHash work, see muhash.go
 	muOff bool        // --no-muhash measurement arm
 
@@ -164,7 +166,11 @@ func New(cfg Config) (*Chainstate, error) {
 	if err := cs.index.InsertAll(persisted.Index); err != nil {
 		return nil, fmt.Errorf("chainstate: block index: %w", err)
 	}
+	cs.snap = persisted.Snapshot
 	tip := cs.index.Lookup(persisted.Tip)
+	if tip == nil {
+		tip = cs.detachedBase(persisted.Tip)
+	}
 	if tip == nil {
 		return nil, fmt.Errorf("chainstate: tip %s missing from the block index", persisted.Tip)
 	}
@@ -179,7 +185,7 @@ func New(cfg Config) (*Chainstate, error) {
 	log.Info("chainstate loaded", "height", tip.Height, "tip", tip.Hash, "index", cs.index.Len())
 	// A heavier valid branch stored before the restart wins now (the best
 	// header may be one whose block has not arrived: headers-first).
-	if best := cs.bestCandidate(); best != tip && best.ChainWork.Cmp(tip.ChainWork) > 0 {
+	if best := cs.bestCandidate(); !cs.needHeaders() && best != tip && best.ChainWork.Cmp(tip.ChainWork) > 0 {
 		if err := cs.activateBestChain(best); err != nil {
 			log.Warn("activating the best stored branch", "err", err)
 		}
@@ -277,6 +283,9 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	res := Result{Hash: b.Hash, Height: -1, Txs: len(b.Txs)}
 	for i := 1; i < len(b.Txs); i++ {
 		res.Inputs += len(b.Txs[i].Inputs)
+	}
+	if cs.needHeaders() {
+		return res, ErrNeedHeaders
 	}
 	// Context-free checks first, as Core's ProcessNewBlock runs CheckBlock
 	// before AcceptBlock: a malformed or mutated block is refused before it

@@ -9,7 +9,9 @@ type HeadersResult struct {
 	// Added headers are new in the index; Known ones were already there.
 	Added, Known int
 	// Invalid headers failed a header check or descend from one that did;
-	// FirstErr is the first such failure (a *validate.RuleError). Their
+	// FirstErr is the first such failure (a *validate.RuleError; or
+	// ErrNeedHeaders for every header on a snapshot state without its
+	// header chain). Their
 	// blocks are refused with the same reason when they arrive.
 	Invalid  int
 	FirstErr error
@@ -31,6 +33,11 @@ func (cs *Chainstate) AcceptHeaders(hs []wire.Header) HeadersResult {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	var res HeadersResult
+	if cs.needHeaders() {
+		// The detached snapshot base cannot take ancestors afterwards.
+		res.Invalid, res.FirstErr = len(hs), ErrNeedHeaders
+		return res
+	}
 	byPrev := make(map[wire.Hash][]int, len(hs))
 	for i := range hs {
 		byPrev[hs[i].PrevBlock] = append(byPrev[hs[i].PrevBlock], i)

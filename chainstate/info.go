@@ -26,6 +26,7 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 		st := cs.statsLocked()
 		info := st.Info()
 		cs.addAssumeValid(&info)
+		cs.snapshotInfo(&info)
 		cs.mu.Unlock()
 		if hashType == HashTypeNone {
 			info.MuHash = nil
@@ -42,6 +43,7 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	st := cs.statsLocked()
 	info := st.Info()
 	cs.addAssumeValid(&info)
+	cs.snapshotInfo(&info)
 	if cs.hs3Valid && cs.hs3Tip == cs.stats.BestBlock {
 		cs.mu.Unlock()
 		v := cs.hs3

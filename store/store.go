@@ -28,6 +28,8 @@ type Persisted struct {
 	Tip     wire.Hash
 	Stats   Stats
 	Index   []validate.IndexEntry
+	// Snapshot is set when the state was loaded from a UTXO snapshot.
+	Snapshot *SnapshotBase
 }
 
 // Scanner walks one consistent copy of the coin set in hash_serialized_3

@@ -105,6 +105,7 @@ type coinCache struct {
 	entries map[wire.Hash]cacheEntry
 	arena   arena
 	scratch [2][]byte
+	outs    []utxo.IndexedCoin // addRun's scratch
 	key     [33]byte
 }
 
@@ -229,6 +230,18 @@ func (c *coinCache) remove(list []utxo.Entry) error {
 
 // add inserts the outputs of list.
 func (c *coinCache) add(list []utxo.Entry) error {
+	for i := 0; i < len(list); {
+		j := sameTxid(list, i)
+		if err := c.addRun(list[i:j]); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// addOne inserts the outputs of list one at a time.
+func (c *coinCache) addOne(list []utxo.Entry) error {
 	return c.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
 		out, err := utxo.RecordAdd(dst, rec, x.Index, x.Coin)
 		if err != nil {

@@ -96,6 +96,9 @@ func (s *Store) Load() (*store.Persisted, error) {
 	if err := p.Stats.UnmarshalBinary(st); err != nil {
 		return nil, err
 	}
+	if p.Snapshot, err = loadSnapshotBase(s.kv); err != nil {
+		return nil, err
+	}
 	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixIndex}))
 	if err != nil {
 		return nil, err
