@@ -1,0 +1,96 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"utxod/internal/blockgen"
+	"utxod/params"
+	"utxod/validate"
+	"utxod/wire"
+)
+
+// blockFile frames blocks as Core's blk*.dat does, with zero padding.
+func blockFile(p *params.Params, blocks [][]byte) []byte {
+	var out []byte
+	for _, raw := range blocks {
+		out = append(out, p.Magic[:]...)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(raw)))
+		out = append(out, raw...)
+	}
+	return append(out, make([]byte, 100)...)
+}
+
+// TestHeaderSetForms: raw 80-byte headers, a seekable block file and a
+// block file read as a stream (a pipe) give the same chain; the blocks may
+// be out of order and repeated.
+func TestHeaderSetForms(t *testing.T) {
+	p := params.RegTest()
+	blocks := fuzzTargetChain(t, 30)
+	tip := blocks[29]
+	shuffled := append(append(append([][]byte{}, blocks[15:]...), blocks[:15]...), blocks[3])
+	now := time.Unix(1<<31, 0)
+	var want []validate.IndexEntry
+	for name, read := range map[string]func(*HeaderSet) error{
+		"raw":                func(h *HeaderSet) error { return h.Read(bytes.NewReader(rawHeaders(blocks))) },
+		"block file":         func(h *HeaderSet) error { return h.Read(bytes.NewReader(blockFile(p, shuffled))) },
+		"block file, stream": func(h *HeaderSet) error { return h.Read(io.MultiReader(bytes.NewReader(blockFile(p, shuffled)))) },
+		"two raw files": func(h *HeaderSet) error {
+			if err := h.Read(bytes.NewReader(rawHeaders(blocks[:10]))); err != nil {
+				return err
+			}
+			return h.Read(bytes.NewReader(rawHeaders(blocks[10:])))
+		},
+	} {
+		hs := NewHeaderSet(p)
+		if err := read(hs); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		chain, err := hs.Chain(wire.DoubleSHA256(tip[:wire.HeaderSize]), now)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(chain) != 30 || chain[29].Header.BlockHash() != wire.DoubleSHA256(tip[:wire.HeaderSize]) {
+			t.Fatalf("%s: chain of %d", name, len(chain))
+		}
+		if want == nil {
+			want = chain
+		} else if len(want) != len(chain) || want[0] != chain[0] || want[29] != chain[29] {
+			t.Fatalf("%s: another chain", name)
+		}
+	}
+	if err := NewHeaderSet(p).Read(bytes.NewReader(rawHeaders(blocks)[:170])); !errors.Is(err, ErrHeaders) {
+		t.Fatalf("170 bytes of raw headers: %v", err)
+	}
+}
+
+// TestHeadersValidated: a header chain that breaks a consensus header rule
+// (a time at the median time past) is refused with the rule's reason, and
+// nothing is loaded.
+func TestHeadersValidated(t *testing.T) {
+	p := params.RegTest()
+	c, err := blockgen.NewChain(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks [][]byte
+	parent := c.Genesis
+	for h := 1; h <= 12; h++ {
+		tpl := c.Template(parent, nil)
+		if h == 12 {
+			tpl.SetTime(parent.MedianTimePast())
+		}
+		parent = tpl.Finish()
+		blocks = append(blocks, parent.Raw)
+	}
+	hs := headerSet(t, p, rawHeaders(blocks))
+	_, err = hs.Chain(parent.Hash, time.Unix(1<<31, 0))
+	var re *validate.RuleError
+	if !errors.Is(err, ErrHeaders) || !errors.As(err, &re) || re.Reason != "time-too-old" {
+		t.Fatalf("got %v", err)
+	}
+}
