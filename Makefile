@@ -54,6 +54,7 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./descriptor/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaders$$' -fuzztime $(FUZZTIME) ./follow/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckBlock$$' -fuzztime $(FUZZTIME) ./follow/
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./snapshot/
 
 # The published Esplora client @mempool/mempool.js (npm) against a test
 # server (api's TestMempoolJSClient); needs node and npm.
@@ -73,6 +74,14 @@ generate:
 
 bench: deps-build
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem ./...
+
+# UTXO snapshot dump, verify and load beside an import of the same chain, per
+# store, whole process (docs/benchmarks/snapshot.md; ~5 min at 2M coins).
+.PHONY: bench-snapshot
+SNAPBENCH_COINS  ?= 2000000
+SNAPBENCH_ROUNDS ?= 3
+bench-snapshot: build
+	sh docs/benchmarks/snapshot-bench.sh $(SNAPBENCH_COINS) $(SNAPBENCH_ROUNDS)
 
 # Serves the API on mainnet, pebble, in $(DATADIR) (Ctrl-C stops it
 # gracefully); README's first screen has commands to try against it.

@@ -50,6 +50,7 @@ type BlockResult struct {
 //	@Failure		400		{object}	Problem	"empty, malformed hex or unparseable block"
 //	@Failure		401		{object}	Problem	"missing or wrong bearer token"
 //	@Failure		413		{object}	Problem	"body above the consensus maximum block size"
+//	@Failure		409		{object}	Problem	"need-headers: the chainstate was loaded from a UTXO snapshot without the headers to its base"
 //	@Failure		415		{object}	Problem	"unsupported Content-Type"
 //	@Failure		422		{object}	Problem	"invalid block; reason is Bitcoin Core's reject reason"
 //	@Failure		503		{object}	Problem	"shutting down or orphan pool full"
@@ -205,6 +206,8 @@ func (s *Server) blockError(w http.ResponseWriter, raw []byte, err error) {
 	case errors.Is(err, backends.ErrDiskFull):
 		s.log.Error("processing block: disk full", "hash", hash, "err", err)
 		writeDiskFull(w, "block "+hash+" could not be saved")
+	case errors.Is(err, chainstate.ErrNeedHeaders):
+		writeProblem(w, http.StatusConflict, "need-headers", err.Error())
 	case errors.Is(err, chainstate.ErrOrphanPoolFull):
 		writeProblem(w, http.StatusServiceUnavailable, "orphan-pool-full", "too many orphan blocks are waiting for their parents; submit the parents first")
 	default:

@@ -31,6 +31,10 @@ type ChainstateInfo struct {
 	AssumeValid *string `json:"assume_valid" example:"00000000000000000000ccebd6d74d9194d8dcdc1d177c478e094bfad51ba5ac"`
 	// Height of the highest active-chain block connected without verifying its scripts (assumed valid; every other rule was checked); null when every block's scripts were verified. Not part of gettxoutsetinfo.
 	AssumedValidHeight *int32 `json:"assumed_valid_height" example:"936327"`
+	// The block of the UTXO snapshot the chainstate was loaded from (utxod snapshot load); omitted when it was built block by block. Not part of gettxoutsetinfo.
+	SnapshotBase string `json:"snapshot_base,omitempty" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+	// Height of snapshot_base; omitted with it.
+	SnapshotBaseHeight int32 `json:"snapshot_base_height,omitempty" example:"14131"`
 }
 
 // handleChainstate godoc

@@ -62,7 +62,7 @@ func TestOpenAPIUpToDate(t *testing.T) {
 	}
 	for _, p := range []string{"/v1/blocks", "/v1/chainstate", "/v1/utxos/{txid}/{vout}", "/v1/blocks/{hash}", "/v1/tip",
 		"/v1/blocks/height/{height}", "/rest/chaininfo.json", "/rest/getutxos/{outpoints}", "/rest/headers/{hashext}",
-		"/rest/blockhashbyheight/{heightext}", "/rest/block/{hashext}", "/rest/block/notxdetails/{hashext}", "/healthz", "/metrics", "/openapi.json"} {
+		"/rest/blockhashbyheight/{heightext}", "/rest/block/{hashext}", "/rest/block/notxdetails/{hashext}", "/healthz", "/metrics", "/openapi.json", "/v1/snapshot"} {
 		if spec.Paths[p] == nil {
 			t.Errorf("spec lacks %s", p)
 		}

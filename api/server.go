@@ -189,6 +189,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/tip", s.handleTip)
 		r.Get("/chainstate", s.handleChainstate)
 		r.Get("/utxos/{txid}/{vout}", s.handleUTXO)
+		r.Get("/snapshot", s.handleSnapshot)
 		s.addressRoutes(r)
 	})
 	r.Route("/api", s.esploraRoutes)

@@ -18,6 +18,7 @@ Commands:
   chainstate   print a datadir's chainstate (gettxoutsetinfo fields and digests)
   serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST); --follow URL keeps it in step with a node
   follow       catch up with a Bitcoin Core node (or another utxod) over its REST interface, then exit
+  snapshot     Bitcoin Core UTXO snapshots (dumptxoutset format): dump, verify, load
   help         show this help
 
 Run 'utxod <command> --help' for a command's flags.
@@ -34,6 +35,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"chainstate": cmdChainstate,
 	"serve":      cmdServe,
 	"follow":     cmdFollow,
+	"snapshot":   cmdSnapshot,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
