@@ -129,9 +129,18 @@ func TestSnapshotStream(t *testing.T) {
 	if rec.Code != http.StatusConflict || problemOf(t, rec).Reason != "need-headers" {
 		t.Fatalf("POST on a header-less snapshot state: %d %s", rec.Code, rec.Body)
 	}
-	// Reads that need the base's header still answer.
-	for _, path := range []string{"/v1/tip", "/healthz", "/rest/chaininfo.json", "/v1/blocks/" + want.BestBlock.String()} {
+	// Reads that need the base's header still answer; those that need its
+	// ancestors find none.
+	base := want.BestBlock.String()
+	for _, path := range []string{"/v1/tip", "/healthz", "/rest/chaininfo.json", "/v1/blocks/" + base,
+		"/api/blocks/tip/height", "/api/blocks/tip/hash", "/api/block/" + base + "/status", "/v1/blocks/height/2000",
+		"/api/block-height/2000", "/rest/headers/1/" + base + ".hex", "/rest/blockhashbyheight/2000.hex"} {
 		if rec := do(t, s2, http.MethodGet, path, nil); rec.Code != 200 {
+			t.Errorf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+	for _, path := range []string{"/v1/blocks/height/5", "/api/block-height/5"} {
+		if rec := do(t, s2, http.MethodGet, path, nil); rec.Code != http.StatusNotFound {
 			t.Errorf("GET %s: %d %s", path, rec.Code, rec.Body)
 		}
 	}

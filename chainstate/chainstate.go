@@ -185,7 +185,10 @@ func New(cfg Config) (*Chainstate, error) {
 	log.Info("chainstate loaded", "height", tip.Height, "tip", tip.Hash, "index", cs.index.Len())
 	// A heavier valid branch stored before the restart wins now (the best
 	// header may be one whose block has not arrived: headers-first).
-	if best := cs.bestCandidate(); !cs.needHeaders() && best != tip && best.ChainWork.Cmp(tip.ChainWork) > 0 {
+	if cs.needHeaders() {
+		return cs, nil // a detached base: no branch can be compared with it
+	}
+	if best := cs.bestCandidate(); best != tip && best.ChainWork.Cmp(tip.ChainWork) > 0 {
 		if err := cs.activateBestChain(best); err != nil {
 			log.Warn("activating the best stored branch", "err", err)
 		}
