@@ -8,9 +8,6 @@ import (
 	"github.com/klauspost/cpuid/v2"
 )
 
-//go:noescape
-func chacha8AVX512(out *[16][8]uint32, key *[8]uint32)
-
 // hasChachaAVX512 reports AVX-512F and VL with the OS's ZMM state enabled
 // (cpuid checks XCR0).
 func hasChachaAVX512() bool {

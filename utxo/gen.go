@@ -1,0 +1,3 @@
+package utxo
+
+//go:generate go run -C _asm . -out ../chacha_amd64.s -stubs ../chacha_stub_amd64.go -pkg utxo
