@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -54,13 +53,7 @@ func cmdChainstate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
-			fmt.Fprintln(stderr, "utxod chainstate:", err)
-			return 1
-		}
-		return 0
+		return printJSON(info, "chainstate", stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "height             %d\nbestblock          %s\ntxouts             %d\ntransactions       %d\nbogosize           %d\ntotal_amount       %s BTC (%d sat)\n",
 		info.Height, info.BestBlock, info.TxOuts, info.Transactions, info.BogoSize, info.TotalAmount, info.TotalAmountSat)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -106,6 +107,32 @@ func checkHashType(v string) error {
 		return nil
 	}
 	return fmt.Errorf("--hash-type: want hash_serialized_3, muhash or none, got %q", v)
+}
+
+// printInfoJSON prints the chainstate's gettxoutsetinfo object as GET
+// /v1/chainstate returns it (hash_serialized_3 comes with muhash too).
+func printInfoJSON(cs *chainstate.Chainstate, hashType, cmd string, stdout, stderr io.Writer) int {
+	info, err := cs.Info(hashType)
+	if err != nil {
+		fmt.Fprintf(stderr, "utxod %s: %v\n", cmd, err)
+		return 2
+	}
+	if hashType == chainstate.HashTypeHashSerialized3 && info.MuHash == nil {
+		full, _ := cs.Info(chainstate.HashTypeMuHash)
+		info.MuHash = full.MuHash
+	}
+	return printJSON(info, cmd, stdout, stderr)
+}
+
+// printJSON writes v as indented JSON on stdout.
+func printJSON(v any, cmd string, stdout, stderr io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "utxod %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
 }
 
 // envName is the environment variable every flag falls back to:

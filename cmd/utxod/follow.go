@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -262,21 +261,7 @@ func cmdFollow(args []string, stdout, stderr io.Writer) (code int) {
 	log.Info("caught up", "height", tip.Height, "tip", tip.Hash, "blocks", tip.Height-from, "errors", st.Errors, "reorgs", st.Reorgs,
 		"seconds", time.Since(start).Seconds())
 	if *asJSON {
-		info, err := cs.Info(*hashType)
-		if err != nil {
-			fmt.Fprintln(stderr, "utxod follow:", err)
-			return 2
-		}
-		if *hashType == chainstate.HashTypeHashSerialized3 && info.MuHash == nil {
-			full, _ := cs.Info(chainstate.HashTypeMuHash)
-			info.MuHash = full.MuHash
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
-			fmt.Fprintln(stderr, "utxod follow:", err)
-			return 1
-		}
+		return printInfoJSON(cs, *hashType, "follow", stdout, stderr)
 	}
 	return 0
 }

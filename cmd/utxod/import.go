@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -169,21 +168,7 @@ Flags:`)
 	log.Info("import done", "blocks", pr.blocks, "txs", pr.txs, "inputs", pr.inputs, "height", tip.Height, "tip", tip.Hash,
 		"seconds", time.Since(start).Seconds())
 	if *asJSON {
-		info, err := cs.Info(*hashType)
-		if err != nil {
-			fmt.Fprintln(stderr, "utxod import:", err)
-			return 2
-		}
-		if *hashType == chainstate.HashTypeHashSerialized3 && info.MuHash == nil {
-			full, _ := cs.Info(chainstate.HashTypeMuHash)
-			info.MuHash = full.MuHash
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
-			fmt.Fprintln(stderr, "utxod import:", err)
-			return 1
-		}
+		return printInfoJSON(cs, *hashType, "import", stdout, stderr)
 	}
 	return 0
 }

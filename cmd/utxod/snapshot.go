@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -190,7 +189,7 @@ func cmdSnapshotDump(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *asJSON {
-		return printJSON(stdout, stderr, res)
+		return printJSON(res, "snapshot", stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "coins_written      %d\nbase_hash          %s\nbase_height        %d\npath               %s\n", res.CoinsWritten, res.BaseHash, res.BaseHeight, res.Path)
 	return 0
@@ -308,16 +307,6 @@ func printSummary(w io.Writer, j summaryJSON) {
 	default:
 		fmt.Fprintln(w, "assumeutxo         base not in the table (give --expect-hash to check the content hash)")
 	}
-}
-
-func printJSON(stdout, stderr io.Writer, v any) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot:", err)
-		return 1
-	}
-	return 0
 }
 
 // snapshotFlags are the flags verify and load share.
@@ -447,7 +436,7 @@ Flags:`)
 	}
 	j := newSummaryJSON(sum, f.expectHash.h)
 	if f.asJSON {
-		if code := printJSON(stdout, stderr, j); code != 0 {
+		if code := printJSON(j, "snapshot", stdout, stderr); code != 0 {
 			return code
 		}
 	} else {
@@ -581,7 +570,7 @@ Flags:`)
 	j := newSummaryJSON(sum, f.expectHash.h)
 	j.Datadir = *datadir
 	if f.asJSON {
-		return printJSON(stdout, stderr, j)
+		return printJSON(j, "snapshot", stdout, stderr)
 	}
 	printSummary(stdout, j)
 	if hs == nil {
