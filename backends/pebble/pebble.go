@@ -101,6 +101,9 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		opts.Levels[i].FilterType = pebble.TableFilter
 	}
+	if o.Uncompressed {
+		opts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	}
 	if extra.Tune != nil {
 		extra.Tune(opts)
 	}

@@ -32,6 +32,9 @@ type commonFlags struct {
 	logFormat    string
 	cacheMB      int
 	minFreeMB    int
+	earlySync    bool
+	cacheMisses  bool
+	compression  string
 	scriptEngine string
 	assumeValid  string // "" the network's default
 	minChainWork string // "" the network's default
@@ -45,6 +48,7 @@ const (
 	defaultBackend      = "pebble"
 	defaultCacheMB      = 450
 	defaultScriptEngine = "utxod"
+	defaultCompression  = "snappy"
 )
 
 // cacheHelp says exactly what --cache-mb buys and what comes on top of it.
@@ -60,6 +64,9 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.scriptEngine, "script-engine", defaultScriptEngine, "script engine: utxod (own interpreter on libsecp256k1) or txscript (btcd's, the control arm)")
 	fs.IntVar(&c.cacheMB, "cache-mb", defaultCacheMB, cacheHelp)
 	fs.IntVar(&c.minFreeMB, "min-free-mb", int(diskspace.DefaultMinFreeBytes>>20), "free space (MiB) every flush must leave on the datadir's filesystem beyond what it writes, as Core's CheckDiskSpace; 0 turns the pre-flush check off")
+	fs.BoolVar(&c.earlySync, "early-sync", true, "fsync every early batch of undo records and blocks; false: pebble and RocksDB write them unsynced and the next flush's synced batch makes them durable, as Core syncs its block and undo files only when it flushes (bbolt always syncs: its unsynced commits can corrupt the file on power loss)")
+	fs.StringVar(&c.compression, "store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (the chain's hashes, keys and signatures barely compress); bbolt never compresses")
+	fs.BoolVar(&c.cacheMisses, "trust-cache-misses", false, "on a datadir without coins, answer coins-cache misses without reading the store for as long as the cache holds every coin (until a flush over --cache-mb empties it), as Core's cache does not read the database for outputs it created")
 	fs.StringVar(&c.assumeValid, "assume-valid", "", "assume-valid block hash, Core's -assumevalid: the scripts (only they) of its ancestors buried more than two weeks of work under the best header are not verified; 0 verifies every script; empty: the network's default (Core's defaultAssumeValid; none on regtest)")
 	fs.StringVar(&c.minChainWork, "min-chain-work", "", "minimum chain work (hex) of the best header before --assume-valid skips any script, Core's -minimumchainwork; empty: the network's default (Core's nMinimumChainWork; 0 on regtest)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -87,6 +94,11 @@ func (c *commonFlags) check() error {
 	case "utxod", "native", "txscript":
 	default:
 		return fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
+	}
+	switch c.compression {
+	case "snappy", "none":
+	default:
+		return fmt.Errorf("--store-compression: want snappy or none, got %q", c.compression)
 	}
 	if c.cacheMB < 0 {
 		return fmt.Errorf("--cache-mb: must not be negative, got %d", c.cacheMB)
@@ -258,14 +270,26 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		st = store.NewMem()
 	} else {
 		kv, err := backends.Open(c.backend, c.datadir, backends.Options{
-			CacheBytes: int64(c.cacheMB) << 20 / 4,
-			Logger:     log.With("store", c.backend),
+			CacheBytes:   int64(c.cacheMB) << 20 / 4,
+			Uncompressed: c.compression == "none",
+			Logger:       log.With("store", c.backend),
 		})
 		if err != nil {
 			return nil, nil, err
 		}
 		kvs := kvstore.New(kv, int64(c.cacheMB)<<20)
 		kvs.SetMinFree(uint64(max(c.minFreeMB, 0)) << 20)
+		if !c.earlySync && c.backend != "bbolt" {
+			kvs.SetEarlySync(backends.NoSync)
+		}
+		if c.cacheMisses {
+			on, err := kvs.TrustCacheMisses()
+			if err != nil {
+				kv.Close()
+				return nil, nil, err
+			}
+			log.Debug("coins cache misses", "trusted", on)
+		}
 		st = kvs
 		closeKV = kv.Close
 	}

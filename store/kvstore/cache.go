@@ -103,10 +103,17 @@ func (a *arena) get(e cacheEntry) []byte {
 type coinCache struct {
 	kv      backends.KV
 	entries map[wire.Hash]cacheEntry
-	arena   arena
-	scratch [2][]byte
-	outs    []utxo.IndexedCoin // addRun's scratch
-	key     [33]byte
+	// complete: every coin record of the store is in entries (the store
+	// had none when the cache started and nothing was evicted since), so a
+	// miss means the txid has no unspent output and the store is not read,
+	// as Core's cache does not read the database for outputs it created
+	// (FRESH entries, coins.cpp). Set by Store.TrustCacheMisses; a reset
+	// clears it for good.
+	complete bool
+	arena    arena
+	scratch  [2][]byte
+	outs     []utxo.IndexedCoin // addRun's scratch
+	key      [33]byte
 }
 
 func newCoinCache(kv backends.KV) coinCache {
@@ -124,6 +131,10 @@ func (c *coinCache) coinKey(txid wire.Hash) []byte {
 func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
 	if e, ok := c.entries[txid]; ok {
 		return e, nil
+	}
+	if c.complete {
+		c.entries[txid] = 0
+		return 0, nil
 	}
 	v, err := c.kv.Get(c.coinKey(txid))
 	var e cacheEntry
@@ -328,4 +339,5 @@ func (c *coinCache) retire(budget int64) {
 func (c *coinCache) reset() {
 	c.entries = make(map[wire.Hash]cacheEntry)
 	c.arena = newArena()
+	c.complete = false
 }

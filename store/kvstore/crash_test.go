@@ -22,6 +22,7 @@ import (
 const (
 	envCrashDir   = "UTXOD_CRASH_CHILD_DIR"
 	envCrashStore = "UTXOD_CRASH_CHILD_STORE"
+	envCrashFast  = "UTXOD_CRASH_CHILD_FAST"
 	crashBlocks   = 14131
 )
 
@@ -34,7 +35,13 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("child process of TestCrashRecovery")
 	}
 	kv := openKV(t, name, dir)
-	cs := newMainnetKV(t, kv, 32<<10)
+	var cs *chainstate.Chainstate
+	if os.Getenv(envCrashFast) != "" {
+		s, _ := fastStore(t, name, kv, 32<<10)
+		cs = newMainnet(t, s)
+	} else {
+		cs = newMainnetKV(t, kv, 32<<10)
+	}
 	for _, raw := range mainnetBlocks(t)[:crashBlocks+1] {
 		res, err := cs.ProcessBlock(raw)
 		if err != nil {
@@ -52,7 +59,8 @@ func TestCrashChild(t *testing.T) {
 }
 
 // TestCrashRecovery kills an importing child process with SIGKILL at random
-// moments, at least 10 times per store; after every kill the store must
+// moments, at least 10 times per store (every other child with the fast
+// path: unsynced early batches, trusted cache misses); after every kill the store must
 // reopen at a consistent tip (statistics and MuHash equal a clean in-memory
 // replay at that height), and finishing the import must reach the same
 // final state as an uninterrupted run.
@@ -85,6 +93,11 @@ func TestCrashRecovery(t *testing.T) {
 			for k := 0; k < kills; k++ {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 				cmd.Env = append(os.Environ(), envCrashDir+"="+dir, envCrashStore+"="+name)
+				if k%2 == 1 {
+					// Every other child runs the fast path (unsynced early
+					// batches, trusted cache misses on a new datadir).
+					cmd.Env = append(cmd.Env, envCrashFast+"=1")
+				}
 				out, err := cmd.StdoutPipe()
 				if err != nil {
 					t.Fatal(err)

@@ -42,9 +42,11 @@ const unwritten = ^uint64(0)
 // hashes, a block's undo record depends only on the block and its parent,
 // and reconnecting writes the same value again.
 //
-// Batches are written with backends.Sync (ordering and durability do not
-// rest on any store's NoSync semantics; see the bbolt package's caveat) after
-// the same free-space check as a flush. The first failure stops the writer:
+// Batches are written with backends.Sync by default (ordering and
+// durability then do not rest on any store's NoSync semantics; see the bbolt
+// package's caveat), or NoSync when Store.SetEarlySync says so (the flush's
+// synced write makes them durable before the tip that references them),
+// after the same free-space check as a flush. The first failure stops the writer:
 // later batches are skipped, their data stays pending in the Store, and
 // the next flush writes everything in its own batch; the error is cleared
 // when a flush succeeds.
@@ -54,6 +56,7 @@ const unwritten = ^uint64(0)
 type earlyWriter struct {
 	kv      backends.KV
 	minFree uint64
+	mode    backends.SyncMode // of every batch (Store.SetEarlySync)
 
 	cur      *backends.Batch
 	curGen   uint64
@@ -65,8 +68,11 @@ type earlyWriter struct {
 	exited   chan struct{}
 
 	written atomic.Uint64 // highest generation written successfully
-	mu      sync.Mutex
-	err     error // first failure since the last successful flush
+	// unsynced: a NoSync batch was written since the last flush's synced
+	// write (which makes it durable).
+	unsynced atomic.Bool
+	mu       sync.Mutex
+	err      error // first failure since the last successful flush
 }
 
 type earlyKey struct {
@@ -81,7 +87,7 @@ type earlyFlight struct {
 }
 
 func newEarlyWriter(kv backends.KV, minFree uint64) *earlyWriter {
-	return &earlyWriter{kv: kv, minFree: minFree, curGen: 1}
+	return &earlyWriter{kv: kv, minFree: minFree, mode: backends.Sync, curGen: 1}
 }
 
 // failed returns the writer's latched error.
@@ -139,13 +145,16 @@ func (w *earlyWriter) loop() {
 		if w.failed() == nil {
 			err := backends.CheckSpace(w.kv, 2*uint64(f.batch.Size()), w.minFree)
 			if err == nil {
-				err = w.kv.Write(f.batch, backends.Sync)
+				err = w.kv.Write(f.batch, w.mode)
 			}
 			if err != nil {
 				w.mu.Lock()
 				w.err = err
 				w.mu.Unlock()
 			} else {
+				if w.mode != backends.Sync {
+					w.unsynced.Store(true)
+				}
 				w.written.Store(f.gen)
 			}
 		}

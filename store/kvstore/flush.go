@@ -32,11 +32,19 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
 	if b.Len() == 0 {
-		return nil // nothing changed since the last flush
+		// Nothing changed since the last flush but unsynced early batches.
+		if s.w.unsynced.Load() {
+			if err := s.kv.Sync(); err != nil {
+				return fmt.Errorf("kvstore: flush: %w", err)
+			}
+			s.w.unsynced.Store(false)
+		}
+		return nil
 	}
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
+	s.w.unsynced.Store(false)
 	s.retire()
 	return nil
 }

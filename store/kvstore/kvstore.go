@@ -8,6 +8,7 @@ package kvstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -67,6 +68,36 @@ func New(kv backends.KV, budget int64) *Store {
 // filesystem beyond what it writes (default 50 MiB, Core's; 0 turns the
 // pre-flush check off). Call it before use.
 func (s *Store) SetMinFree(bytes uint64) { s.minFree, s.w.minFree = bytes, bytes }
+
+// TrustCacheMisses lets the coins cache answer misses without reading the
+// store while the cache holds every coin record of the store: it reports
+// whether that is so now (the store holds no coin record; call it on a new
+// Store, before use). It stays so until a flush over budget empties the
+// cache; then misses read the store again.
+func (s *Store) TrustCacheMisses() (bool, error) {
+	if len(s.coins.entries) > 0 {
+		return false, nil
+	}
+	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixCoins}))
+	if err != nil {
+		return false, err
+	}
+	found := it.Next()
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		return false, fmt.Errorf("kvstore: look for coin records: %w", err)
+	}
+	s.coins.complete = !found
+	return !found, nil
+}
+
+// SetEarlySync sets the durability of the early writer's batches (default
+// backends.Sync). With NoSync they are durable once the next flush's synced
+// batch is (the KV contract: a Sync write makes every earlier write
+// durable), as Core syncs its block and undo files only in
+// FlushStateToDisk. Only for stores whose unsynced writes cannot corrupt
+// what is already durable (pebble and RocksDB: write-ahead logs; not
+// bbolt). Call it before use.
+func (s *Store) SetEarlySync(mode backends.SyncMode) { s.w.mode = mode }
 
 // Coin implements utxo.View. The script aliases the cached record, which
 // is never modified in place (updates build a new record).
