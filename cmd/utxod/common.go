@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"utxod/backends"
@@ -35,6 +36,7 @@ type commonFlags struct {
 	earlySync    bool
 	cacheMisses  bool
 	compression  string
+	blockFiles   bool
 	scriptEngine string
 	assumeValid  string // "" the network's default
 	minChainWork string // "" the network's default
@@ -66,6 +68,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.minFreeMB, "min-free-mb", int(diskspace.DefaultMinFreeBytes>>20), "free space (MiB) every flush must leave on the datadir's filesystem beyond what it writes, as Core's CheckDiskSpace; 0 turns the pre-flush check off")
 	fs.BoolVar(&c.earlySync, "early-sync", true, "fsync every early batch of undo records and blocks; false: pebble and RocksDB write them unsynced and the next flush's synced batch makes them durable, as Core syncs its block and undo files only when it flushes (bbolt always syncs: its unsynced commits can corrupt the file on power loss)")
 	fs.StringVar(&c.compression, "store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (the chain's hashes, keys and signatures barely compress); bbolt never compresses")
+	fs.BoolVar(&c.blockFiles, "block-files", false, "keep raw blocks in flat files under DATADIR/blocks (blk00000.dat, …) instead of the store, as Core's blk files; the store keeps their locations. A datadir that has DATADIR/blocks always uses them")
 	fs.BoolVar(&c.cacheMisses, "trust-cache-misses", false, "on a datadir without coins, answer coins-cache misses without reading the store for as long as the cache holds every coin (until a flush over --cache-mb empties it), as Core's cache does not read the database for outputs it created")
 	fs.StringVar(&c.assumeValid, "assume-valid", "", "assume-valid block hash, Core's -assumevalid: the scripts (only they) of its ancestors buried more than two weeks of work under the best header are not verified; 0 verifies every script; empty: the network's default (Core's defaultAssumeValid; none on regtest)")
 	fs.StringVar(&c.minChainWork, "min-chain-work", "", "minimum chain work (hex) of the best header before --assume-valid skips any script, Core's -minimumchainwork; empty: the network's default (Core's nMinimumChainWork; 0 on regtest)")
@@ -281,6 +284,13 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		kvs.SetMinFree(uint64(max(c.minFreeMB, 0)) << 20)
 		if !c.earlySync && c.backend != "bbolt" {
 			kvs.SetEarlySync(backends.NoSync)
+		}
+		blocksDir := filepath.Join(c.datadir, "blocks")
+		if _, err := os.Stat(blocksDir); c.blockFiles || err == nil {
+			if err := kvs.UseBlockFiles(blocksDir); err != nil {
+				kv.Close()
+				return nil, nil, err
+			}
 		}
 		if c.cacheMisses {
 			on, err := kvs.TrustCacheMisses()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"utxod/backends"
 	"utxod/chainstate"
 	"utxod/store"
 	"utxod/utxo"
@@ -37,10 +38,10 @@ func TestCrashChild(t *testing.T) {
 	kv := openKV(t, name, dir)
 	var cs *chainstate.Chainstate
 	if os.Getenv(envCrashFast) != "" {
-		s, _ := fastStore(t, name, kv, 32<<10)
+		s, _ := fastStore(t, name, dir, kv, 32<<10)
 		cs = newMainnet(t, s)
 	} else {
-		cs = newMainnetKV(t, kv, 32<<10)
+		cs = newMainnet(t, reopenStore(t, dir, kv))
 	}
 	for _, raw := range mainnetBlocks(t)[:crashBlocks+1] {
 		res, err := cs.ProcessBlock(raw)
@@ -56,6 +57,19 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	kv.Close()
+}
+
+// reopenStore is New(kv, 32 KiB), with the block files of dir if a fast
+// child created them (as utxod uses DATADIR/blocks whenever it exists).
+func reopenStore(t *testing.T, dir string, kv backends.KV) *Store {
+	t.Helper()
+	st := New(kv, 32<<10)
+	if _, err := os.Stat(filepath.Join(dir, "blocks")); err == nil {
+		if err := st.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
 }
 
 // TestCrashRecovery kills an importing child process with SIGKILL at random
@@ -119,7 +133,7 @@ func TestCrashRecovery(t *testing.T) {
 				_ = cmd.Wait()
 
 				kv := openKV(t, name, dir)
-				cs := newMainnetKV(t, kv, 32<<10)
+				cs := newMainnet(t, reopenStore(t, dir, kv))
 				h := cs.Tip().Height
 				got, err := cs.Info(chainstate.HashTypeMuHash)
 				if err != nil {

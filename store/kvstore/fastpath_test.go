@@ -2,15 +2,20 @@ package kvstore
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"utxod/backends"
+	"utxod/chainstate"
 	"utxod/internal/chaingen"
 	"utxod/internal/testchain"
 	"utxod/params"
+	"utxod/script"
 	"utxod/store"
+	"utxod/validate"
+	"utxod/wire"
 )
 
 // countingKV counts the reads of coin records that reach the store.
@@ -26,13 +31,17 @@ func (c *countingKV) Get(key []byte) ([]byte, error) {
 	return c.KV.Get(key)
 }
 
-// fastStore is New(kv, budget) with the fast path: trusted cache misses
-// and, except on bbolt, unsynced early batches.
-func fastStore(t *testing.T, name string, kv backends.KV, budget int64) (*Store, bool) {
+// fastStore is New(kv, budget) with the fast path: block files under
+// dir/blocks, trusted cache misses and, except on bbolt, unsynced early
+// batches.
+func fastStore(t *testing.T, name, dir string, kv backends.KV, budget int64) (*Store, bool) {
 	t.Helper()
 	s := New(kv, budget)
 	if name != "bbolt" {
 		s.SetEarlySync(backends.NoSync)
+	}
+	if err := s.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
+		t.Fatal(err)
 	}
 	on, err := s.TrustCacheMisses()
 	if err != nil {
@@ -56,16 +65,22 @@ func TestFastPathSameOnEveryStore(t *testing.T) {
 		}
 	}
 	want := infoJSON(t, mem)
+	byHash := map[wire.Hash][]byte{}
+	for _, raw := range blocks {
+		byHash[wire.DoubleSHA256(raw[:wire.HeaderSize])] = raw
+	}
+	defer func(n int64) { blockFileMax = n }(blockFileMax)
+	blockFileMax = 64 << 10 // many files, most of them pruned
 	for _, name := range storeNames {
 		for _, budget := range []int64{64 << 20, 64 << 10} {
 			t.Run(name+"/"+map[bool]string{true: "large", false: "small"}[budget > 1<<20], func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), name)
 				kv := &countingKV{KV: openKV(t, name, dir)}
-				s, on := fastStore(t, name, kv, budget)
+				s, on := fastStore(t, name, dir, kv, budget)
 				if !on {
 					t.Fatal("a new store does not trust its cache misses")
 				}
-				cs := newChainstate(t, params.RegTest(), s)
+				cs := keepChainstate(t, s)
 				for _, raw := range blocks {
 					if _, err := cs.ProcessBlock(raw); err != nil {
 						t.Fatal(err)
@@ -84,19 +99,81 @@ func TestFastPathSameOnEveryStore(t *testing.T) {
 				if err := cs.Flush(); err != nil {
 					t.Fatal(err)
 				}
+				checkPruned(t, dir, s, byHash)
 				kv.Close()
 				kv2 := openKV(t, name, dir)
 				defer kv2.Close()
-				s2, on := fastStore(t, name, kv2, budget)
+				s2, on := fastStore(t, name, dir, kv2, budget)
 				if on {
 					t.Fatal("a store with coins trusts its cache misses")
 				}
-				cs = newChainstate(t, params.RegTest(), s2)
+				cs = keepChainstate(t, s2)
 				if got := infoJSON(t, cs); got != want {
 					t.Fatalf("%s after reopen:\n%s\nmemory:\n%s", name, got, want)
 				}
+				checkBlocks(t, cs, s2, byHash)
+				checkPruned(t, dir, s2, byHash)
 			})
 		}
+	}
+}
+
+const kept = 20
+
+// keepChainstate is newChainstate keeping the data of only kept blocks.
+func keepChainstate(t *testing.T, st store.Store) *chainstate.Chainstate {
+	t.Helper()
+	p := params.RegTest()
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st, KeepBlocks: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// checkBlocks requires every block of the active chain the chainstate keeps
+// to read back as its bytes, and blocks below that window to be gone.
+func checkBlocks(t *testing.T, cs *chainstate.Chainstate, s *Store, byHash map[wire.Hash][]byte) {
+	t.Helper()
+	tip := cs.Tip()
+	read, gone := 0, 0
+	for h := int32(1); h <= tip.Height; h++ {
+		info, ok := cs.AtHeight(h)
+		if !ok {
+			t.Fatalf("no block at %d", h)
+		}
+		raw, err := s.Block(info.Hash)
+		switch {
+		case err == nil:
+			if !bytes.Equal(raw, byHash[info.Hash]) {
+				t.Fatalf("block %d reads back as %d other bytes", h, len(raw))
+			}
+			read++
+		case errors.Is(err, store.ErrNoBlock):
+			gone++
+		default:
+			t.Fatalf("block %d: %v", h, err)
+		}
+	}
+	if read < kept || gone == 0 {
+		t.Fatalf("%d blocks read back, %d deleted: want the last %d kept and the rest gone", read, gone, kept)
+	}
+	t.Logf("%d blocks read back, %d deleted", read, gone)
+}
+
+// checkPruned requires every block file but the current one to hold a
+// block s can read.
+func checkPruned(t *testing.T, dir string, s *Store, byHash map[wire.Hash][]byte) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "blocks", "blk*.dat"))
+	readable := 0 // the kept blocks and the side branches'
+	for h := range byHash {
+		if _, err := s.Block(h); err == nil {
+			readable++
+		}
+	}
+	if len(files) > readable+1 {
+		t.Fatalf("%d block files for %d readable blocks: deleted blocks' files were not pruned", len(files), readable)
 	}
 }
 

@@ -41,11 +41,23 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 		}
 		return nil
 	}
+	if s.bf != nil {
+		// The blocks before the locations that point at them.
+		if err := s.bf.sync(); err != nil {
+			return fmt.Errorf("kvstore: flush: %w", err)
+		}
+	}
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
 	s.w.unsynced.Store(false)
 	s.retire()
+	if s.bf != nil {
+		// Files no durable location points into any more.
+		if err := s.bf.prune(); err != nil {
+			return fmt.Errorf("kvstore: flush: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -104,6 +116,13 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 			b.Put(hashKey(prefixBlock, h), raw.b)
 		}
 	}
+	for h, loc := range s.locs {
+		if loc == nil {
+			b.Delete(hashKey(prefixBlockLoc, h))
+		} else {
+			b.Put(hashKey(prefixBlockLoc, h), loc)
+		}
+	}
 	for i := range s.index {
 		e := &s.index[i]
 		b.Put(hashKey(prefixIndex, e.Header.BlockHash()), encodeIndexEntry(nil, e))
@@ -137,6 +156,7 @@ func (s *Store) commit(b *backends.Batch) error {
 func (s *Store) retire() {
 	clear(s.undo)
 	clear(s.blocks)
+	clear(s.locs)
 	s.held = 0
 	s.w.reset()
 	s.genesis, s.stats, s.tipDirty = nil, nil, false

@@ -36,10 +36,16 @@ type Store struct {
 	undo   map[wire.Hash]pendingData
 	blocks map[wire.Hash]pendingData
 	held   int64 // bytes of the puts in undo and blocks
-	w      *earlyWriter
-	key    [33]byte // undo and block keys handed to w (which copies them)
-	tip    wire.Hash
-	stats  []byte
+	// bf, when set, holds new raw blocks (UseBlockFiles); locs are their
+	// locations (nil: delete) for the next flush, which syncs bf first.
+	// Like the pending maps, locs changes only under the chainstate's
+	// write lock and is read under its read lock.
+	bf    *blockFiles
+	locs  map[wire.Hash][]byte
+	w     *earlyWriter
+	key   [33]byte // undo and block keys handed to w (which copies them)
+	tip   wire.Hash
+	stats []byte
 	// tipDirty: the tip moved since the last flush (statistics to write).
 	tipDirty bool
 	genesis  []byte
@@ -60,7 +66,7 @@ func New(kv backends.KV, budget int64) *Store {
 		budget = 450 << 20
 	}
 	return &Store{kv: kv, budget: budget, coins: newCoinCache(kv),
-		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData),
+		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData), locs: make(map[wire.Hash][]byte),
 		w: newEarlyWriter(kv, diskspace.DefaultMinFreeBytes), minFree: diskspace.DefaultMinFreeBytes}
 }
 
@@ -196,6 +202,9 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.w.close()
 	s.coins.reset()
+	if s.bf != nil {
+		return s.bf.close()
+	}
 	return nil
 }
 

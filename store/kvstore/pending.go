@@ -85,6 +85,9 @@ func (s *Store) PutBlock(h wire.Hash, raw []byte) error {
 	if s.closed {
 		return backends.ErrClosed
 	}
+	if s.bf != nil {
+		return s.putBlockFile(h, raw)
+	}
 	s.setPending(true, h, raw)
 	return nil
 }
@@ -92,6 +95,9 @@ func (s *Store) PutBlock(h wire.Hash, raw []byte) error {
 // Block implements store.Store. It may run under the chainstate's read
 // lock: it only reads the pending map and the KV.
 func (s *Store) Block(h wire.Hash) ([]byte, error) {
+	if raw, found, err := s.blockFromFile(h); found {
+		return raw, err
+	}
 	if b, ok := s.pendingGet(true, h); ok {
 		if b == nil {
 			return nil, store.ErrNoBlock
@@ -106,4 +112,14 @@ func (s *Store) Block(h wire.Hash) ([]byte, error) {
 }
 
 // DeleteBlock implements store.Store.
-func (s *Store) DeleteBlock(h wire.Hash) error { s.setPending(true, h, nil); return nil }
+// A block in the block files only loses its location: its bytes stay.
+func (s *Store) DeleteBlock(h wire.Hash) error {
+	if s.bf != nil {
+		if err := s.dropBlockLoc(h); err != nil {
+			return err
+		}
+		s.locs[h] = nil
+	}
+	s.setPending(true, h, nil)
+	return nil
+}

@@ -18,11 +18,14 @@ const (
 	prefixUndo  = 'u' // block hash → undo record
 	prefixBlock = 'b' // block hash → raw block (side branches, recent blocks)
 	prefixIndex = 'i' // block hash → index entry
-	prefixMeta  = 'm'
+	// block hash → location of the raw block in the block files
+	// (blockfile.go: file, offset, length)
+	prefixBlockLoc = 'f'
+	prefixMeta     = 'm'
 )
 
 // ownPrefixes are the key prefixes of the schema; an Index uses another.
-var ownPrefixes = []byte{prefixCoins, prefixUndo, prefixBlock, prefixIndex, prefixMeta}
+var ownPrefixes = []byte{prefixCoins, prefixUndo, prefixBlock, prefixIndex, prefixMeta, prefixBlockLoc}
 
 var (
 	keyTip     = []byte("mtip")

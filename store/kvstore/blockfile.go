@@ -1,0 +1,308 @@
+package kvstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"utxod/backends"
+	"utxod/store"
+	"utxod/wire"
+)
+
+// blockFiles appends raw blocks to numbered flat files (blk00000.dat, …),
+// as Core appends blocks to its blk files instead of putting them in its
+// database: a block is written once, never compacted or compressed. The KV
+// keeps only each block's location (prefixBlockLoc), written by the flush
+// after the files are synced (Core's FlushStateToDisk syncs the block files
+// before the index that points into them), so a durable location never
+// points at data that is not. Data appended and never referenced (a crash
+// before the flush, a deleted block) stays in its file, unread, until no
+// location points into that file any more: then, once a flush has made
+// that durable, the file is deleted (as Core's pruning deletes whole blk
+// files), so the files hold about the blocks the chainstate keeps.
+//
+// append and sync run on the Store's owner; read may run concurrently with
+// them (Block under the chainstate's read lock).
+type blockFiles struct {
+	dir   string
+	mu    sync.Mutex
+	files map[uint32]*os.File
+	cur   uint32 // file being appended to
+	size  int64  // its length
+	dirty map[uint32]bool
+	// live counts the locations (stored, or pending for the next flush)
+	// that point into each file.
+	live map[uint32]int
+}
+
+// blockFileMax is the size past which a new file is started (Core's
+// MAX_BLOCKFILE_SIZE; a variable for tests).
+var blockFileMax int64 = 128 << 20
+
+// blockLocLen is the length of an encoded location: file (uint32 LE),
+// offset (uint64 LE), length (uint32 LE).
+const blockLocLen = 16
+
+func blockFileName(n uint32) string { return fmt.Sprintf("blk%05d.dat", n) }
+
+// openBlockFiles opens (creating) dir and appends after the last file's end.
+func openBlockFiles(dir string) (*blockFiles, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kvstore: block files: %w", err)
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "blk*.dat"))
+	if err != nil {
+		return nil, err
+	}
+	f := &blockFiles{dir: dir, files: map[uint32]*os.File{}, dirty: map[uint32]bool{}, live: map[uint32]int{}}
+	sort.Strings(names)
+	for _, name := range names {
+		var n uint32
+		if _, err := fmt.Sscanf(strings.TrimSuffix(filepath.Base(name), ".dat"), "blk%05d", &n); err != nil {
+			continue
+		}
+		f.cur = max(f.cur, n)
+	}
+	h, err := f.file(f.cur)
+	if err != nil {
+		return nil, err
+	}
+	st, err := h.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: block files: %w", err)
+	}
+	f.size = st.Size()
+	return f, nil
+}
+
+// file returns file n, opened read-write (created if absent). Callers hold
+// mu or are the only user.
+func (f *blockFiles) file(n uint32) (*os.File, error) {
+	if h, ok := f.files[n]; ok {
+		return h, nil
+	}
+	h, err := os.OpenFile(filepath.Join(f.dir, blockFileName(n)), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: block files: %w", err)
+	}
+	f.files[n] = h
+	return h, nil
+}
+
+// append writes raw at the end of the current file (starting a new one past
+// blockFileMax) and returns its encoded location.
+func (f *blockFiles) append(raw []byte) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.size > 0 && f.size+int64(len(raw)) > blockFileMax {
+		f.cur++
+		f.size = 0
+	}
+	h, err := f.file(f.cur)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.WriteAt(raw, f.size); err != nil {
+		return nil, fmt.Errorf("kvstore: append block: %w", err)
+	}
+	loc := make([]byte, blockLocLen)
+	binary.LittleEndian.PutUint32(loc, f.cur)
+	binary.LittleEndian.PutUint64(loc[4:], uint64(f.size))
+	binary.LittleEndian.PutUint32(loc[12:], uint32(len(raw)))
+	f.size += int64(len(raw))
+	f.dirty[f.cur] = true
+	f.live[f.cur]++
+	return loc, nil
+}
+
+// drop forgets one location pointing into loc's file.
+func (f *blockFiles) drop(loc []byte) {
+	if len(loc) != blockLocLen {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := binary.LittleEndian.Uint32(loc); f.live[n] > 0 {
+		f.live[n]--
+	}
+}
+
+// prune deletes every file but the current one that no location points
+// into. Call it only when the locations in the KV are the ones counted
+// (after a successful flush, or at open).
+func (f *blockFiles) prune() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names, err := filepath.Glob(filepath.Join(f.dir, "blk*.dat"))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		var n uint32
+		if _, err := fmt.Sscanf(strings.TrimSuffix(filepath.Base(name), ".dat"), "blk%05d", &n); err != nil || n >= f.cur || f.live[n] > 0 {
+			continue
+		}
+		if h, ok := f.files[n]; ok {
+			h.Close()
+			delete(f.files, n)
+		}
+		delete(f.dirty, n)
+		delete(f.live, n)
+		if err := os.Remove(name); err != nil {
+			return fmt.Errorf("kvstore: prune block files: %w", err)
+		}
+	}
+	return nil
+}
+
+// read returns the block at loc, a fresh slice, after checking that its
+// header hashes to h (a location is only written after its data is synced,
+// so a mismatch means the files were damaged or replaced).
+func (f *blockFiles) read(h wire.Hash, loc []byte) ([]byte, error) {
+	if len(loc) != blockLocLen {
+		return nil, fmt.Errorf("kvstore: block %s: location of %d bytes", h, len(loc))
+	}
+	n := binary.LittleEndian.Uint32(loc)
+	off := binary.LittleEndian.Uint64(loc[4:])
+	size := binary.LittleEndian.Uint32(loc[12:])
+	f.mu.Lock()
+	file, err := f.file(n)
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]byte, size)
+	if _, err := file.ReadAt(raw, int64(off)); err != nil {
+		return nil, fmt.Errorf("kvstore: block %s in %s at %d: %w", h, blockFileName(n), off, err)
+	}
+	if len(raw) < wire.HeaderSize || wire.DoubleSHA256(raw[:wire.HeaderSize]) != h {
+		return nil, fmt.Errorf("kvstore: block %s in %s at %d: %w", h, blockFileName(n), off, errBadBlockFile)
+	}
+	return raw, nil
+}
+
+var errBadBlockFile = errors.New("bytes are not the block (damaged block file)")
+
+// sync fdatasyncs every file appended to since the last sync.
+func (f *blockFiles) sync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for n := range f.dirty {
+		if err := f.files[n].Sync(); err != nil {
+			return fmt.Errorf("kvstore: sync %s: %w", blockFileName(n), err)
+		}
+		delete(f.dirty, n)
+	}
+	return nil
+}
+
+func (f *blockFiles) close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for n, h := range f.files {
+		errs = append(errs, h.Close())
+		delete(f.files, n)
+	}
+	return errors.Join(errs...)
+}
+
+// UseBlockFiles keeps raw blocks in flat files under dir (created if
+// absent) instead of the KV, from now on; blocks already in the KV stay
+// readable. Call it before use, and again on every later open of a datadir
+// whose blocks went to files (their locations are useless without them).
+func (s *Store) UseBlockFiles(dir string) error {
+	f, err := openBlockFiles(dir)
+	if err != nil {
+		return err
+	}
+	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixBlockLoc}))
+	if err != nil {
+		f.close()
+		return err
+	}
+	for it.Next() {
+		if v := it.Value(); len(v) == blockLocLen {
+			f.live[binary.LittleEndian.Uint32(v)]++
+		}
+	}
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		f.close()
+		return fmt.Errorf("kvstore: block locations: %w", err)
+	}
+	if err := f.prune(); err != nil {
+		f.close()
+		return err
+	}
+	s.bf = f
+	return nil
+}
+
+// blockLoc returns h's location, pending or stored (nil: none).
+func (s *Store) blockLoc(h wire.Hash) ([]byte, error) {
+	if loc, ok := s.locs[h]; ok {
+		return loc, nil
+	}
+	v, err := s.kv.Get(hashKey(prefixBlockLoc, h))
+	if errors.Is(err, backends.ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
+
+// dropBlockLoc forgets h's location, if it has one, in the live counts.
+func (s *Store) dropBlockLoc(h wire.Hash) error {
+	if s.bf == nil {
+		return nil
+	}
+	loc, err := s.blockLoc(h)
+	if err != nil {
+		return err
+	}
+	s.bf.drop(loc)
+	return nil
+}
+
+// putBlockFile appends raw to the block files; its location is written by
+// the next flush.
+func (s *Store) putBlockFile(h wire.Hash, raw []byte) error {
+	if err := s.dropBlockLoc(h); err != nil {
+		return err
+	}
+	loc, err := s.bf.append(raw)
+	if err != nil {
+		return err
+	}
+	s.locs[h] = loc
+	return nil
+}
+
+// blockFromFile returns h's block when a location for it is pending or
+// stored (found false: none is).
+func (s *Store) blockFromFile(h wire.Hash) (raw []byte, found bool, err error) {
+	loc, pending := s.locs[h]
+	switch {
+	case pending && loc == nil:
+		return nil, true, store.ErrNoBlock
+	case !pending:
+		v, err := s.kv.Get(hashKey(prefixBlockLoc, h))
+		if errors.Is(err, backends.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		loc = v
+	}
+	if s.bf == nil {
+		return nil, true, fmt.Errorf("kvstore: block %s is in a block file, and the store was opened without them", h)
+	}
+	raw, err = s.bf.read(h, loc)
+	return raw, true, err
+}
