@@ -57,14 +57,20 @@ func (cs *Chainstate) touched(d *utxo.Delta, sign int, overwritten bool) (map[wi
 // applyStats accounts for connecting (connect=true) or disconnecting a block
 // with delta d. The store must not have applied the change yet: live-output
 // counts are read as they are before it.
-func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect bool) error {
+//
+// countTxs false leaves s.Transactions to the caller (a store.TxCounter
+// counts them while it connects).
+func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool) error {
 	sign := 1
 	if !connect {
 		sign = -1
 	}
-	m, err := cs.touched(d, sign, connect)
-	if err != nil {
-		return err
+	var m map[wire.Hash]*txDelta
+	if countTxs {
+		var err error
+		if m, err = cs.touched(d, sign, connect); err != nil {
+			return err
+		}
 	}
 	// Count transactions by txid presence before and after the change.
 	for _, t := range m {

@@ -41,6 +41,16 @@ type Scanner interface {
 	Close() error
 }
 
+// TxCounter is implemented by stores that count, while they connect a
+// block, the change in the number of transactions with an unspent output
+// (gettxoutsetinfo's "transactions"), so the chainstate need not read every
+// touched txid's live-output count beforehand.
+type TxCounter interface {
+	// ConnectCounting is Connect, returning the number of txids that
+	// gained their first unspent output minus those that lost their last.
+	ConnectCounting(block wire.Hash, d *utxo.Delta) (int64, error)
+}
+
 // Store is where a chainstate keeps its coins, undo data, raw blocks and
 // block index.
 //

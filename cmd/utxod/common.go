@@ -37,6 +37,7 @@ type commonFlags struct {
 	cacheMisses  bool
 	compression  string
 	blockFiles   bool
+	storeCounts  bool
 	scriptEngine string
 	assumeValid  string // "" the network's default
 	minChainWork string // "" the network's default
@@ -69,6 +70,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.earlySync, "early-sync", true, "fsync every early batch of undo records and blocks; false: pebble and RocksDB write them unsynced and the next flush's synced batch makes them durable, as Core syncs its block and undo files only when it flushes (bbolt always syncs: its unsynced commits can corrupt the file on power loss)")
 	fs.StringVar(&c.compression, "store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (the chain's hashes, keys and signatures barely compress); bbolt never compresses")
 	fs.BoolVar(&c.blockFiles, "block-files", false, "keep raw blocks in flat files under DATADIR/blocks (blk00000.dat, …) instead of the store, as Core's blk files; the store keeps their locations. A datadir that has DATADIR/blocks always uses them")
+	fs.BoolVar(&c.storeCounts, "store-counts-txs", false, "the store counts the transactions with an unspent output while it connects a block, instead of the chainstate reading every touched txid's live-output count first (the same figure)")
 	fs.BoolVar(&c.cacheMisses, "trust-cache-misses", false, "on a datadir without coins, answer coins-cache misses without reading the store for as long as the cache holds every coin (until a flush over --cache-mb empties it), as Core's cache does not read the database for outputs it created")
 	fs.StringVar(&c.assumeValid, "assume-valid", "", "assume-valid block hash, Core's -assumevalid: the scripts (only they) of its ancestors buried more than two weeks of work under the best header are not verified; 0 verifies every script; empty: the network's default (Core's defaultAssumeValid; none on regtest)")
 	fs.StringVar(&c.minChainWork, "min-chain-work", "", "minimum chain work (hex) of the best header before --assume-valid skips any script, Core's -minimumchainwork; empty: the network's default (Core's nMinimumChainWork; 0 on regtest)")
@@ -303,7 +305,7 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		st = kvs
 		closeKV = kv.Close
 	}
-	cfg := chainstate.Config{Params: p, Validator: v, Store: st, Log: log, AssumeValid: av}
+	cfg := chainstate.Config{Params: p, Validator: v, Store: st, Log: log, AssumeValid: av, StoreCountsTxs: c.storeCounts}
 	for _, f := range tune {
 		f(&cfg)
 	}

@@ -32,5 +32,11 @@ func (c *coinCache) addRun(run []utxo.Entry) error {
 		return c.addOne(run)
 	}
 	c.scratch[0] = rec
-	return c.setRecord(h, e, rec)
+	if err := c.setRecord(h, e, rec); err != nil {
+		return err
+	}
+	if len(rec) > 0 { // the txid had no unspent output (e.len() == 0)
+		c.txs++
+	}
+	return nil
 }

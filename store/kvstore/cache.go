@@ -110,10 +110,13 @@ type coinCache struct {
 	// (FRESH entries, coins.cpp). Set by Store.TrustCacheMisses; a reset
 	// clears it for good.
 	complete bool
-	arena    arena
-	scratch  [2][]byte
-	outs     []utxo.IndexedCoin // addRun's scratch
-	key      [33]byte
+	// txs is the change in the number of txids with an unspent output
+	// made by updates since it was last zeroed (Store.ConnectCounting).
+	txs     int64
+	arena   arena
+	scratch [2][]byte
+	outs    []utxo.IndexedCoin // addRun's scratch
+	key     [33]byte
 }
 
 func newCoinCache(kv backends.KV) coinCache {
@@ -284,6 +287,14 @@ func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.En
 		}
 		if err := c.setRecord(h, e, rec); err != nil {
 			return err
+		}
+		// A record is empty exactly when the txid has no unspent output.
+		if before, after := e.len() > 0, len(rec) > 0; before != after {
+			if after {
+				c.txs++
+			} else {
+				c.txs--
+			}
 		}
 		i = j
 	}

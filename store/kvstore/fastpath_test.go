@@ -14,6 +14,7 @@ import (
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -124,7 +125,7 @@ const kept = 20
 func keepChainstate(t *testing.T, st store.Store) *chainstate.Chainstate {
 	t.Helper()
 	p := params.RegTest()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st, KeepBlocks: kept})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st, KeepBlocks: kept, StoreCountsTxs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,4 +234,36 @@ func (m *modeKV) Write(b *backends.Batch, mode backends.SyncMode) error {
 func (m *modeKV) Sync() error {
 	m.log.WriteString("Sync() ")
 	return m.KV.Sync()
+}
+
+// TestConnectCounting checks the transaction count ConnectCounting returns
+// against the definition (txids with an unspent output after the block
+// minus before), including a BIP30-exception overwrite.
+func TestConnectCounting(t *testing.T) {
+	kv := openKV(t, "pebble", filepath.Join(t.TempDir(), "pebble"))
+	defer kv.Close()
+	s := New(kv, 64<<20)
+	coin := func(tx byte, vout uint32) utxo.Entry {
+		return utxo.Entry{Outpoint: utxo.Outpoint{Hash: wire.Hash{tx}, Index: vout}, Coin: utxo.Coin{Value: 1, Height: 1, Script: []byte{0x51}}}
+	}
+	steps := []struct {
+		name string
+		d    utxo.Delta
+		want int64
+	}{
+		{"two new txids", utxo.Delta{Created: []utxo.Entry{coin(1, 0), coin(1, 1), coin(2, 0)}}, 2},
+		{"one of two outputs spent", utxo.Delta{Spent: []utxo.Entry{coin(1, 0)}}, 0},
+		{"last outputs spent, one new txid", utxo.Delta{Spent: []utxo.Entry{coin(1, 1), coin(2, 0)}, Created: []utxo.Entry{coin(3, 0)}}, -1},
+		{"overwrite of an unspent txid", utxo.Delta{Overwritten: []utxo.Entry{coin(3, 0)}, Created: []utxo.Entry{coin(3, 0), coin(3, 1)}}, 0},
+		{"overwritten and spent", utxo.Delta{Spent: []utxo.Entry{coin(3, 0), coin(3, 1)}}, -1},
+	}
+	for i, st := range steps {
+		got, err := s.ConnectCounting(wire.Hash{0xb0, byte(i)}, &st.d)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got != st.want {
+			t.Fatalf("%s: %d, want %d", st.name, got, st.want)
+		}
+	}
 }

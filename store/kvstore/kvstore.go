@@ -148,6 +148,17 @@ func (s *Store) Connect(block wire.Hash, d *utxo.Delta) error {
 	return nil
 }
 
+// ConnectCounting implements store.TxCounter: Connect, returning how many
+// txids gained (positive) or lost their last unspent output, which the
+// coin records tell as they are updated.
+func (s *Store) ConnectCounting(block wire.Hash, d *utxo.Delta) (int64, error) {
+	s.coins.txs = 0
+	if err := s.Connect(block, d); err != nil {
+		return 0, err
+	}
+	return s.coins.txs, nil
+}
+
 // Disconnect implements store.Store.
 func (s *Store) Disconnect(block, parent wire.Hash, d *utxo.Delta) error {
 	if s.closed {
