@@ -81,13 +81,17 @@ func openBlockFiles(dir string) (*blockFiles, error) {
 	return f, nil
 }
 
-// file returns file n, opened read-write (created if absent). Callers hold
-// mu or are the only user.
+// file returns file n, opened read-write (created if absent only when it
+// is the current file). Callers hold mu or are the only user.
 func (f *blockFiles) file(n uint32) (*os.File, error) {
 	if h, ok := f.files[n]; ok {
 		return h, nil
 	}
-	h, err := os.OpenFile(filepath.Join(f.dir, blockFileName(n)), os.O_RDWR|os.O_CREATE, 0o644)
+	flags := os.O_RDWR
+	if n == f.cur {
+		flags |= os.O_CREATE
+	}
+	h, err := os.OpenFile(filepath.Join(f.dir, blockFileName(n)), flags, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: block files: %w", err)
 	}
