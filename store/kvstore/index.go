@@ -54,11 +54,43 @@ func (s *Store) AddIndex(ix Index) error {
 	return nil
 }
 
-func (s *Store) applyIndexes(block wire.Hash, d *utxo.Delta, connect bool) error {
+// TipIndex is an Index that also learns, after each Apply, the block the
+// coin set now ends at (the connected block, or the disconnected block's
+// parent), so it can say which state its rows describe.
+type TipIndex interface {
+	Index
+	SetTip(tip wire.Hash)
+}
+
+// SizedIndex is an Index that holds its changes in memory until the flush:
+// PendingBytes counts against the store's budget (NeedsFlush), so the
+// index does not grow the process beyond the coins cache's budget.
+type SizedIndex interface {
+	Index
+	PendingBytes() int64
+}
+
+// applyIndexes gives every index a block's delta; tip is the block the
+// coin set ends at afterwards.
+func (s *Store) applyIndexes(block, tip wire.Hash, d *utxo.Delta, connect bool) error {
 	for _, ix := range s.indexes {
 		if err := ix.Apply(block, d, connect); err != nil {
 			return fmt.Errorf("kvstore: index %q: %w", ix.Prefix(), err)
 		}
+		if t, ok := ix.(TipIndex); ok {
+			t.SetTip(tip)
+		}
 	}
 	return nil
+}
+
+// indexBytes is the memory the indexes hold until the next flush.
+func (s *Store) indexBytes() int64 {
+	var n int64
+	for _, ix := range s.indexes {
+		if t, ok := ix.(SizedIndex); ok {
+			n += t.PendingBytes()
+		}
+	}
+	return n
 }

@@ -139,7 +139,7 @@ func (s *Store) Connect(block wire.Hash, d *utxo.Delta) error {
 	if err := s.coins.add(d.Created); err != nil {
 		return err
 	}
-	if err := s.applyIndexes(block, d, true); err != nil {
+	if err := s.applyIndexes(block, block, d, true); err != nil {
 		return err
 	}
 	s.setPending(false, block, encodeUndo(nil, d))
@@ -170,7 +170,7 @@ func (s *Store) Disconnect(block, parent wire.Hash, d *utxo.Delta) error {
 	if err := s.coins.add(d.Spent); err != nil {
 		return err
 	}
-	if err := s.applyIndexes(block, d, false); err != nil {
+	if err := s.applyIndexes(block, parent, d, false); err != nil {
 		return err
 	}
 	s.setPending(false, block, nil)
@@ -188,8 +188,10 @@ func (s *Store) SetGenesis(h wire.Hash, stats *store.Stats) error {
 
 // NeedsFlush implements store.Store. Undo records and blocks the early
 // writer could not write count against the same budget (normally they are
-// durable within a few batches).
-func (s *Store) NeedsFlush() bool { return s.CacheBytes() > s.budget || s.held > s.budget }
+// durable within a few batches), and so do the indexes' pending changes.
+func (s *Store) NeedsFlush() bool {
+	return s.CacheBytes()+s.indexBytes() > s.budget || s.held > s.budget
+}
 
 // CacheBytes implements store.Store: the coins cache's estimated size.
 func (s *Store) CacheBytes() int64 { return s.coins.bytes() }

@@ -1,0 +1,276 @@
+package shindex
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"utxod/backends"
+	"utxod/scripthash"
+	"utxod/store"
+	"utxod/store/kvstore"
+	"utxod/utxo"
+	"utxod/wire"
+)
+
+// metaKey is the index's state: the prefix alone, shorter than every row.
+var metaKey = []byte{Prefix}
+
+const metaVersion = 1
+
+// State says how far an index is.
+type State uint8
+
+// States of the meta key.
+const (
+	None     State = iota // no meta key: no index
+	Building              // a build wrote some rows; not usable
+	Complete              // rows for exactly the coins at Tip
+)
+
+func (s State) String() string {
+	switch s {
+	case Building:
+		return "building"
+	case Complete:
+		return "complete"
+	}
+	return "none"
+}
+
+// Meta is the meta key's content.
+type Meta struct {
+	State State
+	// Tip is the state the rows describe (Complete), or the store's tip
+	// the build started at (Building).
+	Tip scripthash.Tip
+	// Building: the rows of every txid up to Resume are written (Rows of
+	// them); a build resumes after it if the store is still at Tip.
+	Resume    wire.Hash
+	HasResume bool
+	Rows      uint64
+}
+
+func encodeMeta(m Meta) []byte {
+	b := []byte{metaVersion, byte(m.State)}
+	b = append(b, m.Tip.Hash[:]...)
+	b = binary.LittleEndian.AppendUint32(b, m.Tip.Height)
+	b = binary.LittleEndian.AppendUint64(b, m.Tip.TxOuts)
+	if m.State == Building {
+		b = append(b, m.Resume[:]...)
+		if m.HasResume {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		b = binary.LittleEndian.AppendUint64(b, m.Rows)
+	}
+	return b
+}
+
+func decodeMeta(b []byte) (Meta, error) {
+	const base = 2 + 32 + 4 + 8
+	var m Meta
+	if len(b) < base || b[0] != metaVersion {
+		return m, fmt.Errorf("shindex: meta key %x: unknown version", b)
+	}
+	m.State = State(b[1])
+	copy(m.Tip.Hash[:], b[2:34])
+	m.Tip.Height = binary.LittleEndian.Uint32(b[34:])
+	m.Tip.TxOuts = binary.LittleEndian.Uint64(b[38:])
+	switch {
+	case m.State == Complete && len(b) == base:
+	case m.State == Building && len(b) == base+32+1+8:
+		copy(m.Resume[:], b[base:])
+		m.HasResume = b[base+32] == 1
+		m.Rows = binary.LittleEndian.Uint64(b[base+33:])
+	default:
+		return m, fmt.Errorf("shindex: meta key %x: bad state or length", b)
+	}
+	return m, nil
+}
+
+// ReadMeta returns the index's meta key; ok is false when there is none.
+func ReadMeta(r backends.Reader) (m Meta, ok bool, err error) { return readMeta(r) }
+
+func readMeta(r backends.Reader) (Meta, bool, error) {
+	b, err := r.Get(metaKey)
+	if errors.Is(err, backends.ErrNotFound) {
+		return Meta{}, false, nil
+	}
+	if err != nil {
+		return Meta{}, false, err
+	}
+	m, err := decodeMeta(b)
+	return m, err == nil, err
+}
+
+func readStoreState(r backends.Reader) (store.Stats, bool, error) { return kvstore.ReadState(r) }
+
+// ErrNoChainstate: Build found no chainstate to index.
+var ErrNoChainstate = errors.New("shindex: the datadir has no chainstate to index")
+
+// Progress reports a build or drop: rows written or deleted so far, and the
+// total expected (0 when unknown).
+type Progress func(done, total uint64)
+
+// buildBatchRows is how many rows one synced batch of a build or drop holds.
+var buildBatchRows = 100_000
+
+var errBatchFull = errors.New("batch full")
+
+// Build writes the index of the coins in kv, which no other writer uses
+// (the datadir is not open elsewhere). It is resumable: each synced batch
+// carries rows for whole txids and a Building meta saying where it got to,
+// and a later Build continues there if the store's tip has not moved (else
+// it starts over); only the last batch marks the index Complete, so a crash
+// or a cancelled ctx never leaves a partial index taken as complete.
+func Build(ctx context.Context, kv backends.KV, progress Progress) (Meta, error) {
+	stats, ok, err := readStoreState(kv)
+	if err != nil {
+		return Meta{}, err
+	}
+	if !ok {
+		return Meta{}, ErrNoChainstate
+	}
+	tip := scripthash.Tip{Height: stats.Height, Hash: stats.BestBlock, TxOuts: stats.TxOuts}
+	m, ok, err := readMeta(kv)
+	if err != nil {
+		return Meta{}, err
+	}
+	var after *wire.Hash
+	switch {
+	case ok && m.State == Complete:
+		return m, ErrExists
+	case ok && m.State == Building && m.Tip == tip:
+		if m.HasResume {
+			after = &m.Resume
+		}
+	default:
+		// A build at another tip, or rows a crashed drop left: start over.
+		if _, err := deleteRows(ctx, kv, nil); err != nil {
+			return Meta{}, err
+		}
+		m = Meta{State: Building, Tip: tip}
+	}
+	if progress == nil {
+		progress = func(uint64, uint64) {}
+	}
+	progress(m.Rows, tip.TxOuts)
+	// No snapshot is held across the writes (bbolt's writer cannot grow
+	// its file while a read transaction is open): each batch's rows are
+	// read by a fresh scan after the last txid written, and nothing else
+	// writes coins meanwhile.
+	type row struct{ k, v []byte }
+	var rows []row
+	write := func(state State) error {
+		slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.k, b.k) })
+		b := backends.NewBatch()
+		for _, r := range rows {
+			b.Put(r.k, r.v)
+		}
+		m.Rows += uint64(len(rows))
+		rows = rows[:0]
+		meta := m
+		if state == Complete {
+			meta = Meta{State: Complete, Tip: tip}
+		}
+		b.Put(metaKey, encodeMeta(meta))
+		if err := kv.Write(b, backends.Sync); err != nil {
+			return fmt.Errorf("shindex: build: %w", err)
+		}
+		progress(m.Rows, tip.TxOuts)
+		return nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return m, err
+		}
+		var last wire.Hash
+		err = kvstore.ScanRecords(kv, after, func(txid wire.Hash, outs []utxo.IndexedCoin) error {
+			for _, o := range outs {
+				k := makeRowKeyHash(scripthash.Of(o.Coin.Script), o.Coin.Height, utxo.Outpoint{Hash: txid, Index: o.Index})
+				rows = append(rows, row{k.full(), encodeValue(nil, o.Coin.Value, o.Coin.Coinbase)})
+			}
+			last = txid
+			if len(rows) >= buildBatchRows {
+				return errBatchFull
+			}
+			return nil
+		})
+		if !errors.Is(err, errBatchFull) {
+			break
+		}
+		m.Resume, m.HasResume = last, true
+		after = &m.Resume
+		if err := write(Building); err != nil {
+			return m, err
+		}
+	}
+	if err != nil {
+		return m, err
+	}
+	if m.Rows+uint64(len(rows)) != tip.TxOuts {
+		return m, fmt.Errorf("shindex: build: %d rows for %d unspent outputs at %s", m.Rows+uint64(len(rows)), tip.TxOuts, tip.Hash)
+	}
+	if err := write(Complete); err != nil {
+		return m, err
+	}
+	return Meta{State: Complete, Tip: tip}, nil
+}
+
+// Drop removes the index from kv (no other writer uses it): the meta key
+// first, synced, so the index is off from then on, then every row. A crash
+// meanwhile leaves rows without a meta key, which nothing reads and the
+// next Build clears. It returns the rows deleted.
+func Drop(ctx context.Context, kv backends.KV, progress Progress) (uint64, error) {
+	b := backends.NewBatch()
+	b.Delete(metaKey)
+	if err := kv.Write(b, backends.Sync); err != nil {
+		return 0, fmt.Errorf("shindex: drop: %w", err)
+	}
+	return deleteRows(ctx, kv, progress)
+}
+
+// deleteRows deletes every key under Prefix, in batches read by fresh
+// iterators (none is open across a write, for bbolt's sake).
+func deleteRows(ctx context.Context, kv backends.KV, progress Progress) (uint64, error) {
+	var n uint64
+	var start []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		it, err := kv.NewIterator(backends.Range{Prefix: []byte{Prefix}, Start: start})
+		if err != nil {
+			return n, err
+		}
+		b := backends.NewBatch()
+		for b.Len() < buildBatchRows && it.Next() {
+			b.Delete(bytes.Clone(it.Key()))
+			start = append(append(start[:0], it.Key()...), 0)
+		}
+		err = it.Err()
+		it.Close()
+		if err != nil {
+			return n, err
+		}
+		if b.Len() == 0 {
+			// Make the deletions durable (an empty synced write syncs).
+			if err := kv.Write(b, backends.Sync); err != nil {
+				return n, fmt.Errorf("shindex: drop: %w", err)
+			}
+			return n, nil
+		}
+		if err := kv.Write(b, backends.NoSync); err != nil {
+			return n, fmt.Errorf("shindex: drop: %w", err)
+		}
+		n += uint64(b.Len())
+		if progress != nil {
+			progress(n, 0)
+		}
+	}
+}
