@@ -20,6 +20,7 @@ import (
 	"utxod/script"
 	"utxod/store"
 	"utxod/store/kvstore"
+	"utxod/store/kvstore/shindex"
 	"utxod/validate"
 )
 
@@ -41,6 +42,11 @@ type commonFlags struct {
 	scriptEngine string
 	assumeValid  string // "" the network's default
 	minChainWork string // "" the network's default
+	// index is --index (import and serve only; "" none asked for).
+	index string
+	// scripthashIndex is the datadir's scripthash index once
+	// openChainstate opened it (nil without one).
+	scripthashIndex *shindex.Index
 }
 
 // Defaults of the shared flags. Each has one source: the flag registrations
@@ -78,6 +84,12 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 }
 
+// registerIndex adds --index (import and serve).
+func (c *commonFlags) registerIndex(fs *flag.FlagSet) {
+	fs.StringVar(&c.index, "index", "", "secondary index to keep: scripthash (address and scripthash lookups without a scan; needs --datadir). "+
+		"A datadir remembers it: one with the index keeps it without the flag; an existing datadir without it builds it with 'utxod index build'")
+}
+
 // check validates the shared flags' values before anything is opened, so a
 // bad value or a store this build lacks is a usage error (exit 2) with one
 // line saying what is wrong.
@@ -110,6 +122,15 @@ func (c *commonFlags) check() error {
 	}
 	if c.minFreeMB < 0 {
 		return fmt.Errorf("--min-free-mb: must not be negative, got %d", c.minFreeMB)
+	}
+	switch c.index {
+	case "":
+	case shindex.Name:
+		if c.datadir == "" {
+			return fmt.Errorf("--index %s needs --datadir (without one, address lookups scan the in-memory set)", c.index)
+		}
+	default:
+		return fmt.Errorf("--index: want %s, got %q", shindex.Name, c.index)
 	}
 	if _, err := c.logger(io.Discard); err != nil {
 		return err
@@ -302,8 +323,26 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 			}
 			log.Debug("coins cache misses", "trusted", on)
 		}
+		ix, err := c.openIndex(kv, p)
+		if err != nil {
+			kv.Close()
+			return nil, nil, err
+		}
+		if ix != nil {
+			if err := kvs.AddIndex(ix); err != nil {
+				kv.Close()
+				return nil, nil, err
+			}
+			log.Info("scripthash index on", "datadir", c.datadir)
+		}
+		c.scripthashIndex = ix
 		st = kvs
-		closeKV = kv.Close
+		closeKV = func() error {
+			if ix != nil {
+				ix.Close()
+			}
+			return kv.Close()
+		}
 	}
 	cfg := chainstate.Config{Params: p, Validator: v, Store: st, Log: log, AssumeValid: av, StoreCountsTxs: c.storeCounts}
 	for _, f := range tune {
@@ -321,6 +360,33 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		kerr := closeKV()
 		return errors.Join(ferr, serr, kerr)
 	}, nil
+}
+
+// openIndex opens the datadir's scripthash index: the one it keeps (with or
+// without --index), a new one for a new datadir with --index scripthash, or
+// none. --index on an existing datadir without a complete index is refused
+// with the command that builds it.
+func (c *commonFlags) openIndex(kv backends.KV, p *params.Params) (*shindex.Index, error) {
+	m, ok, err := shindex.ReadMeta(kv)
+	if err != nil {
+		return nil, err
+	}
+	if ok && m.State == shindex.Complete {
+		ix, err := shindex.Open(kv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.datadir, err)
+		}
+		return ix, nil
+	}
+	if c.index == "" {
+		return nil, nil
+	}
+	ix, err := shindex.Create(kv, p.GenesisHash)
+	if errors.Is(err, shindex.ErrNotNew) {
+		return nil, fmt.Errorf("--index %s: the datadir %s has a chainstate but no complete scripthash index; build it with: utxod index build --datadir %s --backend %s",
+			c.index, c.datadir, c.datadir, c.backend)
+	}
+	return ix, err
 }
 
 // parseInterleaved parses flags that may appear before, between or after

@@ -26,6 +26,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	fs.SetOutput(stderr)
 	var c commonFlags
 	c.register(fs)
+	c.registerIndex(fs)
 	asJSON := fs.Bool("json", false, "print the final chainstate (gettxoutsetinfo fields, as GET /v1/chainstate returns) as JSON on stdout")
 	hashType := fs.String("hash-type", "hash_serialized_3", "digests in the JSON: hash_serialized_3 (also muhash), muhash or none")
 	stopHeight := fs.Int("stop-height", -1, "stop once the active chain reaches this height")

@@ -19,6 +19,7 @@ Commands:
   serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST); --follow URL keeps it in step with a node
   follow       catch up with a Bitcoin Core node (or another utxod) over its REST interface, then exit
   snapshot     Bitcoin Core UTXO snapshots (dumptxoutset format): dump, verify, load
+  index        build or drop a datadir's scripthash index (utxod index build|drop)
   help         show this help
 
 Run 'utxod <command> --help' for a command's flags.
@@ -36,6 +37,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"serve":      cmdServe,
 	"follow":     cmdFollow,
 	"snapshot":   cmdSnapshot,
+	"index":      cmdIndex,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

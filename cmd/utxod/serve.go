@@ -51,7 +51,9 @@ block (raw or hex body, "Authorization: Bearer <token>" required), GET
 /v1/blocks/height/{h}, Bitcoin Core's REST endpoints under /rest/, /healthz
 and /metrics; Esplora's routes under /api/ (tip, block-height, block status,
 address and scripthash UTXOs), /v1/address/{a}/utxos with a cursor,
-/v1/utxos/batch and POST /v1/scan (Core's scantxoutset).
+/v1/utxos/batch and POST /v1/scan (Core's scantxoutset). With the datadir's
+scripthash index (--index scripthash, or 'utxod index build') the address
+routes read it; without it they scan the coin set.
 
 At start a random token is written to DATADIR/.cookie (mode 0600; with no
 datadir, to --cookie-file or a fresh temporary directory, printed at start)
@@ -75,6 +77,7 @@ Flags:
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.commonFlags.register(fs)
+	f.commonFlags.registerIndex(fs)
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8335", "HTTP listen address (host:port)")
 	fs.StringVar(&f.cookieFile, "cookie-file", "", "where to write the bearer token (default DATADIR/.cookie, or a temporary directory without --datadir)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
@@ -165,7 +168,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		sizeOnDisk = func() int64 { return dirSize(dir) }
 	}
 	fw := f.follow.newServeFollower()
-	srv, err := api.New(api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk, UTXOLimit: f.utxosLimit, Follow: fw.health()})
+	cfg := api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk, UTXOLimit: f.utxosLimit, Follow: fw.health()}
+	if f.scripthashIndex != nil {
+		cfg.Index = f.scripthashIndex // else the address routes scan the coin set
+	}
+	srv, err := api.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
 		return 1
