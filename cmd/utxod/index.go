@@ -17,9 +17,9 @@ import (
 	"utxod/store/kvstore/shindex"
 )
 
-const indexUsage = `Usage: utxod index build|drop --datadir D [--backend B] [flags]
+const indexUsage = `Usage: utxod index build|drop|verify --datadir D [--backend B] [flags]
 
-Builds or drops the scripthash index of an existing datadir (which no other
+Builds, drops or verifies the scripthash index of an existing datadir (which no other
 utxod process may have open). With the index, address and scripthash lookups
 (/api/address/.../utxo, /api/scripthash/.../utxo, /v1/address, POST /v1/scan)
 read their rows instead of scanning the coin set; the datadir keeps it, and
@@ -31,16 +31,19 @@ import and serve update it in the same atomic batch as the coins.
           the next build continues where it stopped (or starts over if
           blocks were connected meanwhile).
   drop    remove the index (its meta key first, then every row).
+  verify  check that the index is exactly the one the coins call for (a
+          row with the right value for every coin at the store's tip, no
+          other row); exit status 1 when it is not.
 
 A new datadir gets the index from the start with 'utxod import --index
 scripthash' or 'utxod serve --index scripthash'.
 `
 
-// cmdIndex dispatches utxod index build|drop.
+// cmdIndex dispatches utxod index build|drop|verify.
 func cmdIndex(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "build", "drop":
+		case "build", "drop", "verify":
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return indexCommand(ctx, args[0], args[1:], stdout, stderr)
@@ -48,14 +51,14 @@ func cmdIndex(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, indexUsage)
 			return 0
 		}
-		fmt.Fprintf(stderr, "utxod index: unknown subcommand %q (want build or drop; see utxod index --help)\n", args[0])
+		fmt.Fprintf(stderr, "utxod index: unknown subcommand %q (want build, drop or verify; see utxod index --help)\n", args[0])
 		return 2
 	}
-	fmt.Fprintln(stderr, "utxod index: want a subcommand, build or drop (see utxod index --help)")
+	fmt.Fprintln(stderr, "utxod index: want a subcommand, build, drop or verify (see utxod index --help)")
 	return 2
 }
 
-// indexCommand runs utxod index build or drop until done or ctx ends.
+// indexCommand runs utxod index build, drop or verify until done or ctx ends.
 func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) int {
 	name := "index " + sub
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -145,6 +148,12 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 		}
 		log.Info("index build done", "rows", m.Tip.TxOuts, "height", m.Tip.Height, "tip", m.Tip.Hash, "seconds", time.Since(start).Seconds())
 		fmt.Fprintf(stdout, "scripthash index built: %d rows at height %d (%s)\n", m.Tip.TxOuts, m.Tip.Height, m.Tip.Hash)
+	case "verify":
+		m, err := shindex.Verify(ctx, kv, report)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "scripthash index verified: %d rows at height %d (%s)\n", m.Tip.TxOuts, m.Tip.Height, m.Tip.Hash)
 	case "drop":
 		m, ok, err := shindex.ReadMeta(kv)
 		if err != nil {

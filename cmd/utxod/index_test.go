@@ -136,6 +136,14 @@ func TestIndexCommands(t *testing.T) {
 	if code, out, errs := runCLI(t, nil, "index", "build", "--datadir", built, "--log-level", "warn"); code != 0 || !strings.Contains(out, "scripthash index built") {
 		t.Fatalf("index build: %d %q %q", code, out, errs)
 	}
+	for _, dir := range []string{withIx, built} {
+		if code, out, errs := runCLI(t, nil, "index", "verify", "--datadir", dir, "--log-level", "warn"); code != 0 || !strings.Contains(out, "scripthash index verified") {
+			t.Fatalf("index verify %s: %d %q %q", dir, code, out, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, nil, "index", "verify", "--datadir", plain); code != 1 || !strings.Contains(errs, "no scripthash index") {
+		t.Fatalf("verify without an index: %d %q", code, errs)
+	}
 	if code, _, errs := runCLI(t, nil, "index", "build", "--datadir", built); code != 1 || !strings.Contains(errs, "already has a scripthash index") {
 		t.Fatalf("second build: %d %q", code, errs)
 	}

@@ -19,7 +19,7 @@ Commands:
   serve        serve the HTTP API (submit blocks, chainstate, UTXOs, Core REST); --follow URL keeps it in step with a node
   follow       catch up with a Bitcoin Core node (or another utxod) over its REST interface, then exit
   snapshot     Bitcoin Core UTXO snapshots (dumptxoutset format): dump, verify, load
-  index        build or drop a datadir's scripthash index (utxod index build|drop)
+  index        build, drop or verify a datadir's scripthash index (utxod index build|drop|verify)
   help         show this help
 
 Run 'utxod <command> --help' for a command's flags.

@@ -274,3 +274,79 @@ func deleteRows(ctx context.Context, kv backends.KV, progress Progress) (uint64,
 		}
 	}
 }
+
+// ErrMismatch: Verify found rows that are not the coins'.
+var ErrMismatch = errors.New("shindex: the scripthash index does not match the coins")
+
+// Verify checks that the complete index in r is exactly the one the coins
+// in r call for: the meta key at the store's tip, a row with the right
+// value for every coin, and no other row. It streams (one point read per
+// coin, one count of the rows), so it needs no memory for the set.
+func Verify(ctx context.Context, r backends.Reader, progress Progress) (Meta, error) {
+	m, ok, err := readMeta(r)
+	if err != nil {
+		return m, err
+	}
+	if !ok || m.State != Complete {
+		return m, ErrNone
+	}
+	stats, ok, err := readStoreState(r)
+	if err != nil {
+		return m, err
+	}
+	tip := scripthash.Tip{Height: stats.Height, Hash: stats.BestBlock, TxOuts: stats.TxOuts}
+	if !ok || m.Tip != tip {
+		return m, fmt.Errorf("%w: index at %+v, coins at %+v", ErrStale, m.Tip, tip)
+	}
+	if progress == nil {
+		progress = func(uint64, uint64) {}
+	}
+	var coins uint64
+	var val []byte
+	err = kvstore.ScanRecords(r, nil, func(txid wire.Hash, outs []utxo.IndexedCoin) error {
+		for _, o := range outs {
+			op := utxo.Outpoint{Hash: txid, Index: o.Index}
+			k := makeRowKeyHash(scripthash.Of(o.Coin.Script), o.Coin.Height, op)
+			v, err := r.Get(k.full())
+			if errors.Is(err, backends.ErrNotFound) {
+				return fmt.Errorf("%w: no row for %s:%d", ErrMismatch, txid, o.Index)
+			}
+			if err != nil {
+				return err
+			}
+			if val = encodeValue(val[:0], o.Coin.Value, o.Coin.Coinbase); !bytes.Equal(v, val) {
+				return fmt.Errorf("%w: row of %s:%d holds %x, want %x", ErrMismatch, txid, o.Index, v, val)
+			}
+			coins++
+		}
+		if coins%65536 < uint64(len(outs)) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			progress(coins, tip.TxOuts)
+		}
+		return nil
+	})
+	if err != nil {
+		return m, err
+	}
+	it, err := r.NewIterator(backends.PrefixRange([]byte{Prefix}))
+	if err != nil {
+		return m, err
+	}
+	defer it.Close()
+	var rows uint64
+	for it.Next() {
+		if len(it.Key()) != 1 {
+			rows++
+		}
+	}
+	if err := it.Err(); err != nil {
+		return m, err
+	}
+	if rows != coins || coins != tip.TxOuts {
+		return m, fmt.Errorf("%w: %d rows, %d coins, %d unspent outputs in the statistics", ErrMismatch, rows, coins, tip.TxOuts)
+	}
+	progress(coins, tip.TxOuts)
+	return m, nil
+}

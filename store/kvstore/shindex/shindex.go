@@ -164,11 +164,15 @@ var (
 )
 
 // Create returns the index of a new datadir (one whose store has no tip
-// yet), empty at genesis; its meta key is written with the first flush.
+// yet, or only genesis), empty at genesis; its meta key is written with the
+// first flush.
 func Create(kv backends.KV, genesis wire.Hash) (*Index, error) {
-	if _, ok, err := readStoreState(kv); err != nil {
+	// A store at genesis has no coins (the genesis output is not in the
+	// set), so its index is empty too: a datadir whose first run stopped
+	// before connecting a block can still take it.
+	if stats, ok, err := readStoreState(kv); err != nil {
 		return nil, err
-	} else if ok {
+	} else if ok && (stats.Height != 0 || stats.TxOuts != 0 || stats.BestBlock != genesis) {
 		return nil, ErrNotNew
 	}
 	st, _, err := readMeta(kv)

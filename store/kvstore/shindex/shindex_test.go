@@ -248,7 +248,52 @@ func TestIndexFollowsCoins(t *testing.T) {
 			}
 			cs = newChainstate(t, st)
 			checkLookups(t, ix, cs)
+			if _, err := Verify(context.Background(), kv, nil); err != nil {
+				t.Fatal(err)
+			}
+			checkVerifyCatches(t, kv)
 		})
+	}
+}
+
+// checkVerifyCatches: Verify fails on a changed value, a missing row and
+// an extra row (each undone before the next).
+func checkVerifyCatches(t *testing.T, kv backends.KV) {
+	t.Helper()
+	it, err := kv.NewIterator(backends.Range{Prefix: []byte{'S'}, Start: []byte{'S', 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !it.Next() {
+		t.Fatal("no row")
+	}
+	k, v := bytes.Clone(it.Key()), bytes.Clone(it.Value())
+	it.Close()
+	write := func(f func(b *backends.Batch)) {
+		b := backends.NewBatch()
+		f(b)
+		if err := kv.Write(b, backends.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	extra := bytes.Clone(k)
+	extra[len(extra)-1] ^= 0x80
+	for _, c := range []struct {
+		name         string
+		break_, undo func(b *backends.Batch)
+	}{
+		{"value", func(b *backends.Batch) { b.Put(k, append(bytes.Clone(v), 0)) }, func(b *backends.Batch) { b.Put(k, v) }},
+		{"missing", func(b *backends.Batch) { b.Delete(k) }, func(b *backends.Batch) { b.Put(k, v) }},
+		{"extra", func(b *backends.Batch) { b.Put(extra, v) }, func(b *backends.Batch) { b.Delete(extra) }},
+	} {
+		write(c.break_)
+		if _, err := Verify(context.Background(), kv, nil); !errors.Is(err, ErrMismatch) {
+			t.Errorf("%s: Verify = %v, want ErrMismatch", c.name, err)
+		}
+		write(c.undo)
+	}
+	if _, err := Verify(context.Background(), kv, nil); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -312,6 +357,9 @@ func TestBuildDrop(t *testing.T) {
 				t.Error("the second build did not resume")
 			}
 			checkRowsMatch(t, fk, want, tip)
+			if _, err := Verify(context.Background(), fk, nil); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := Build(context.Background(), fk, nil); !errors.Is(err, ErrExists) {
 				t.Fatalf("second build: %v", err)
 			}
