@@ -114,27 +114,12 @@ func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) 
 // BlockJSON is Core's blockToJSON at TxVerbosity::SHOW_TXID (getblock
 // verbosity 1), Core master's fields in its order.
 type BlockJSON struct {
-	Hash              string     `json:"hash"`
-	Confirmations     int32      `json:"confirmations"`
-	Height            int32      `json:"height"`
-	Version           int32      `json:"version"`
-	VersionHex        string     `json:"versionHex"`
-	MerkleRoot        string     `json:"merkleroot"`
-	Time              uint32     `json:"time"`
-	MedianTime        int64      `json:"mediantime"`
-	Nonce             uint32     `json:"nonce"`
-	Bits              string     `json:"bits"`
-	Target            string     `json:"target"`
-	Difficulty        coreFloat  `json:"difficulty" swaggertype:"number"`
-	ChainWork         string     `json:"chainwork"`
-	NTx               int        `json:"nTx"`
-	PreviousBlockHash string     `json:"previousblockhash,omitempty"`
-	NextBlockHash     string     `json:"nextblockhash,omitempty"`
-	StrippedSize      int        `json:"strippedsize"`
-	Size              int        `json:"size"`
-	Weight            int        `json:"weight"`
-	CoinbaseTx        CoinbaseTx `json:"coinbase_tx"`
-	Tx                []string   `json:"tx"`
+	BlockHeader
+	StrippedSize int        `json:"strippedsize"`
+	Size         int        `json:"size"`
+	Weight       int        `json:"weight"`
+	CoinbaseTx   CoinbaseTx `json:"coinbase_tx"`
+	Tx           []string   `json:"tx"`
 }
 
 // CoinbaseTx is Core's coinbaseTxToJSON.
@@ -149,13 +134,8 @@ type CoinbaseTx struct {
 // blockJSON builds the verbosity-1 object of b, whose index entry is n.
 func (s *Server) blockJSON(n chainstate.BlockInfo, b *wire.Block) BlockJSON {
 	h := headerJSON(n)
-	out := BlockJSON{
-		Hash: h.Hash, Confirmations: h.Confirmations, Height: h.Height, Version: h.Version, VersionHex: h.VersionHex,
-		MerkleRoot: h.MerkleRoot, Time: h.Time, MedianTime: h.MedianTime, Nonce: h.Nonce, Bits: h.Bits, Target: h.Target,
-		Difficulty: h.Difficulty, ChainWork: h.ChainWork, NTx: len(b.Txs),
-		PreviousBlockHash: h.PreviousBlockHash, NextBlockHash: h.NextBlockHash,
-		Size: len(b.Raw), Tx: make([]string, len(b.Txs)),
-	}
+	h.NTx = uint32(len(b.Txs))
+	out := BlockJSON{BlockHeader: h, Size: len(b.Raw), Tx: make([]string, len(b.Txs))}
 	// Stripped size: the block without witness data (TX_NO_WITNESS); Core's
 	// GetBlockWeight is stripped × 3 + full size.
 	out.StrippedSize = wire.HeaderSize + wire.CompactSizeLen(uint64(len(b.Txs)))
