@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"utxod/internal/testchain"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -36,7 +37,7 @@ func TestCatchUpMainnet(t *testing.T) {
 	if err := f.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	checkReference(t, cs, mainnetReference(t, 14131))
+	testchain.CheckReference(t, cs, testchain.References(t)[14131])
 	st := f.Status()
 	if st.State != StateStopped || st.SourceTip != st.Tip || st.Height != 14131 || st.SourceHeight != 14131 || st.Blocks != 14131 || st.Errors != 0 {
 		t.Fatalf("status %+v", st)
@@ -82,7 +83,7 @@ func TestLegacyHeaders(t *testing.T) {
 	if err := f.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	checkReference(t, cs, mainnetReference(t, 1000))
+	testchain.CheckReference(t, cs, testchain.References(t)[1000])
 	if newForm.Load() != 1 {
 		t.Errorf("the ?count= form was tried %d times, want once", newForm.Load())
 	}
@@ -210,7 +211,7 @@ func TestFaults(t *testing.T) {
 			} else if err := f.CatchUp(ctx); err != nil {
 				t.Fatal(err)
 			}
-			checkReference(t, cs, mainnetReference(t, top))
+			testchain.CheckReference(t, cs, testchain.References(t)[int32(top)])
 			if tc.rejected != "" {
 				if got := value(f.m.rejected.WithLabelValues(tc.rejected)); got < 1 {
 					t.Errorf("rejected{%s} = %v", tc.rejected, got)

@@ -2,7 +2,6 @@ package follow
 
 import (
 	"bufio"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,54 +43,6 @@ func mainnet(t testing.TB, top int) [][]byte {
 		t.Fatal(mainnetErr)
 	}
 	return mainnetBlocks[:top+1]
-}
-
-// reference is the independent gettxoutsetinfo of mainnet at height
-// (testdata/mainnet/reference-digests.jsonl; testdata/README.md says where
-// it comes from).
-type reference struct {
-	Height          uint32 `json:"height"`
-	BestBlock       string `json:"bestblock"`
-	TxOuts          uint64 `json:"txouts"`
-	HashSerialized3 string `json:"hash_serialized_3"`
-	MuHash          string `json:"muhash"`
-	TotalAmountSat  int64  `json:"total_amount_sat"`
-}
-
-func mainnetReference(t testing.TB, height uint32) reference {
-	t.Helper()
-	f, err := os.Open("../testdata/mainnet/reference-digests.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r reference
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Height == height {
-			return r
-		}
-	}
-	t.Fatalf("no reference digests at height %d", height)
-	return reference{}
-}
-
-// checkReference compares the chainstate with the reference values.
-func checkReference(t testing.TB, cs *chainstate.Chainstate, ref reference) {
-	t.Helper()
-	info, err := cs.Info(chainstate.HashTypeHashSerialized3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Height != ref.Height || info.BestBlock.String() != ref.BestBlock || info.TxOuts != ref.TxOuts ||
-		info.TotalAmountSat != ref.TotalAmountSat || info.HashSerialized3.String() != ref.HashSerialized3 {
-		t.Fatalf("chainstate %d %s txouts %d total %d hs3 %s; reference %d %s txouts %d total %d hs3 %s",
-			info.Height, info.BestBlock, info.TxOuts, info.TotalAmountSat, info.HashSerialized3,
-			ref.Height, ref.BestBlock, ref.TxOuts, ref.TotalAmountSat, ref.HashSerialized3)
-	}
-	if m, _ := cs.Info(chainstate.HashTypeMuHash); m.MuHash.String() != ref.MuHash {
-		t.Fatalf("muhash %s, reference %s", m.MuHash, ref.MuHash)
-	}
 }
 
 func newChainstate(t testing.TB, p *params.Params) *chainstate.Chainstate {
