@@ -14,6 +14,7 @@ import (
 	"utxod/backends"
 	_ "utxod/backends/all"
 	"utxod/chainstate"
+	"utxod/internal/cli"
 	"utxod/internal/diskspace"
 	"utxod/merkle"
 	"utxod/params"
@@ -205,14 +206,8 @@ func parseArgs(fs *flag.FlagSet, args []string, interleaved bool, stdout, stderr
 		err = fs.Parse(args)
 		pos = fs.Args()
 	}
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return nil, 0, true
-	case err != nil:
-		fmt.Fprintf(stderr, "utxod %s: %v (see utxod %s --help)\n", fs.Name(), err, fs.Name())
-		return nil, 2, true
+	if code, done := cli.ParseResult(fs, "utxod "+fs.Name(), err, stdout, stderr); done {
+		return nil, code, true
 	}
 	fs.SetOutput(stderr)
 	return pos, 0, false

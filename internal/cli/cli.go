@@ -63,11 +63,6 @@ func New(name, usage string, stdout, stderr io.Writer) *Tool {
 // code at once: 0 after --help, ExitUsage after a bad flag.
 func (t *Tool) Parse(args []string) (code int, done bool) {
 	err := t.Flags.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		t.Flags.SetOutput(t.stdout)
-		t.Flags.Usage()
-		return ExitOK, true
-	}
 	if err == nil {
 		var lvl slog.Level
 		if err = lvl.UnmarshalText([]byte(t.logLevel)); err == nil {
@@ -76,7 +71,25 @@ func (t *Tool) Parse(args []string) (code int, done bool) {
 		}
 		err = fmt.Errorf("--log-level: %w", err)
 	}
-	return t.UsageError(err), true
+	return ParseResult(t.Flags, t.Name, err, t.stdout, t.stderr)
+}
+
+// ParseResult applies the conventions to the error of parsing fs (whose
+// Usage writes to fs.Output()): nil goes on; flag.ErrHelp prints the usage
+// on stdout and stops with ExitOK; any other error prints "name: err (see
+// name --help)" on stderr and stops with ExitUsage. utxod's commands and the
+// tools share it.
+func ParseResult(fs *flag.FlagSet, name string, err error, stdout, stderr io.Writer) (code int, done bool) {
+	switch {
+	case err == nil:
+		return ExitOK, false
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return ExitOK, true
+	}
+	fmt.Fprintf(stderr, "%s: %v (see %s --help)\n", name, err, name)
+	return ExitUsage, true
 }
 
 // UsageError prints "tool: err (see tool --help)" and returns ExitUsage.
