@@ -355,7 +355,9 @@ const (
 )
 
 // parseDataFormat is Core's ParseDataFormat (the query is already split
-// off by net/http).
+// off by net/http). Written apart from api's copy on purpose: this fake is
+// the oracle the follower and utxod's own REST routes are tested against,
+// so it shares no code with them.
 func parseDataFormat(s string) (string, format) {
 	i := strings.LastIndexByte(s, '.')
 	if i < 0 {
