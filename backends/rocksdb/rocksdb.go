@@ -33,6 +33,10 @@ type Extra struct {
 	WriteBufferBytes uint64
 	// Tune, if set, is called last with the RocksDB options before Open.
 	Tune func(*grocksdb.Options)
+	// PerEntryIterators makes iterators call grocksdb once per entry (four
+	// cgo calls) instead of copying entries out in batches: the control arm
+	// of the batched cursor (batchiter.go).
+	PerEntryIterators bool
 }
 
 // DB is a RocksDB-backed backends.KV.
@@ -41,6 +45,7 @@ type DB struct {
 	db       *grocksdb.DB
 	dir      string
 	readOnly bool
+	batched  bool // iterators use batchCursor
 
 	failMu sync.Mutex
 	failed error // the first disk-full write error; later writes return it
@@ -79,7 +84,7 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		}
 	}
 
-	d := &DB{readOnly: o.ReadOnly, dir: dir}
+	d := &DB{readOnly: o.ReadOnly, dir: dir, batched: batchedIterators && !extra.PerEntryIterators}
 	d.cache = grocksdb.NewLRUCache(uint64(cacheBytes))
 	d.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
 	d.bbto.SetBlockCache(d.cache)
@@ -155,7 +160,7 @@ func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
 		return nil, guard.Closed("rocksdb")
 	}
 	defer d.g.Exit()
-	return newIter(&d.g, d.db, nil, r), nil
+	return newIter(&d.g, d.db, nil, r, d.batched), nil
 }
 
 // Write implements backends.KV.
@@ -246,7 +251,7 @@ func (d *DB) NewSnapshot() (backends.Snapshot, error) {
 		return nil, guard.Closed("rocksdb")
 	}
 	defer d.g.Exit()
-	s := &snapshot{db: d.db, snap: d.db.NewSnapshot(), ro: grocksdb.NewDefaultReadOptions(), owner: &d.g}
+	s := &snapshot{db: d.db, snap: d.db.NewSnapshot(), ro: grocksdb.NewDefaultReadOptions(), owner: &d.g, batched: d.batched}
 	s.ro.SetSnapshot(s.snap)
 	d.g.Track(s)
 	return s, nil
@@ -295,7 +300,7 @@ func has(db *grocksdb.DB, ro *grocksdb.ReadOptions, key []byte) (bool, error) {
 }
 
 // newIter creates an iterator, reading at snap when non-nil.
-func newIter(owner *guard.Guard, db *grocksdb.DB, snap *grocksdb.Snapshot, r backends.Range) backends.Iterator {
+func newIter(owner *guard.Guard, db *grocksdb.DB, snap *grocksdb.Snapshot, r backends.Range, batched bool) backends.Iterator {
 	lower, upper, empty := r.Bounds()
 	if empty {
 		return guard.NewIter(owner, nil)
@@ -312,6 +317,9 @@ func newIter(owner *guard.Guard, db *grocksdb.DB, snap *grocksdb.Snapshot, r bac
 	if upper != nil {
 		// ro keeps a reference to upper, which RocksDB reads in place.
 		ro.SetIterateUpperBound(upper)
+	}
+	if batched {
+		return guard.NewIter(owner, newBatchCursor(db.NewIterator(ro), ro, lower))
 	}
 	return guard.NewIter(owner, &cursor{it: db.NewIterator(ro), ro: ro, lower: lower})
 }
@@ -362,11 +370,12 @@ func (c *cursor) Close() error {
 }
 
 type snapshot struct {
-	g     guard.Guard
-	db    *grocksdb.DB
-	snap  *grocksdb.Snapshot
-	ro    *grocksdb.ReadOptions
-	owner *guard.Guard
+	g       guard.Guard
+	db      *grocksdb.DB
+	snap    *grocksdb.Snapshot
+	ro      *grocksdb.ReadOptions
+	owner   *guard.Guard
+	batched bool
 }
 
 func (s *snapshot) Get(key []byte) ([]byte, error) {
@@ -390,7 +399,7 @@ func (s *snapshot) NewIterator(r backends.Range) (backends.Iterator, error) {
 		return nil, guard.Closed("rocksdb snapshot")
 	}
 	defer s.g.Exit()
-	return newIter(&s.g, s.db, s.snap, r), nil
+	return newIter(&s.g, s.db, s.snap, r, s.batched), nil
 }
 
 func (s *snapshot) release() error {
