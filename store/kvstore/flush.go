@@ -91,8 +91,15 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 		ops++
 	}
 	size += len(s.index) * (33 + wire.HeaderSize + 40)
+	ops += len(s.index)
+	for _, ix := range s.indexes {
+		if bs, ok := ix.(BatchSizer); ok {
+			n, o := bs.BatchSize()
+			size, ops = size+n, ops+o
+		}
+	}
 	b := backends.NewBatch()
-	b.Grow(size+4096, ops+len(s.index)+8)
+	b.Grow(size+4096, ops+8)
 	// Coins in key order: txids are random, and bbolt applies a batch key
 	// by key to its B+tree (docs/benchmarks/storage.md).
 	for _, txid := range dirty {

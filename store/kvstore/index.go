@@ -70,6 +70,15 @@ type SizedIndex interface {
 	PendingBytes() int64
 }
 
+// BatchSizer is an Index that can say, before AppendBatch, about how many
+// bytes of keys and values and how many operations it will add, so the
+// flush sizes its batch once instead of growing it by doubling (a larger
+// peak than the rows themselves: the old and new buffers live at once).
+type BatchSizer interface {
+	Index
+	BatchSize() (bytes, ops int)
+}
+
 // applyIndexes gives every index a block's delta; tip is the block the
 // coin set ends at afterwards.
 func (s *Store) applyIndexes(block, tip wire.Hash, d *utxo.Delta, connect bool) error {

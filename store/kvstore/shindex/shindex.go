@@ -314,6 +314,15 @@ func (x *Index) PendingBytes() int64 {
 	return int64(x.pending.Len()) * pendEntryBytes
 }
 
+// BatchSize implements kvstore.BatchSizer: every pending row is one
+// operation of keyLen bytes of key and at most a uvarint of value.
+func (x *Index) BatchSize() (bytes, ops int) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := x.pending.Len()
+	return n*(keyLen+binary.MaxVarintLen64) + len(metaKey) + 64, n + 1
+}
+
 // Tip is the state the index describes (the last applied block).
 func (x *Index) Tip() scripthash.Tip {
 	x.mu.RLock()

@@ -520,3 +520,39 @@ func conformanceIndex(t *testing.T, name, mode string, coins []utxo.Entry, tip s
 	}
 	return ix
 }
+
+// TestBatchSizeBounds checks that BatchSize bounds what AppendBatch adds,
+// so the flush's pre-sized batch never grows.
+func TestBatchSizeBounds(t *testing.T) {
+	blocks := testchain.Generated(t, chaingen.ProfileModern, 160, 0)
+	kv := testchain.OpenKV(t, "pebble", t.TempDir())
+	defer kv.Close()
+	st := kvstore.New(kv, 1<<30)
+	ix, err := Create(kv, params.RegTest().GenesisHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddIndex(ix); err != nil {
+		t.Fatal(err)
+	}
+	cs := newChainstate(t, st)
+	for i, raw := range blocks {
+		if _, err := cs.ProcessBlock(raw); err != nil {
+			t.Fatalf("block %d: %v", i, err)
+		}
+	}
+	n, ops := ix.BatchSize()
+	b := backends.NewBatch()
+	if err := ix.AppendBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() < 200 {
+		t.Fatalf("only %d pending rows: the test needs unflushed blocks", b.Len())
+	}
+	if b.Size() > n || b.Len() > ops {
+		t.Errorf("AppendBatch added %d bytes in %d ops, BatchSize said %d in %d", b.Size(), b.Len(), n, ops)
+	}
+	if n > 2*b.Size() {
+		t.Errorf("BatchSize %d is more than twice the %d bytes added", n, b.Size())
+	}
+}
