@@ -67,6 +67,10 @@ type Chainstate struct {
 	keep         int32
 
 	current *wire.Block // parse of the block processLocked is handling
+	// prechecked went through CheckBlock on a stream's reading goroutine,
+	// with verdict precheck (StreamConfig.Prefetch).
+	prechecked *wire.Block
+	precheck   error
 
 	snap *store.SnapshotBase // set when loaded from a UTXO snapshot (snapbase.go)
 
@@ -306,8 +310,12 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	if parent := cs.index.Lookup(b.Header.PrevBlock); parent != nil {
 		res.Height = parent.Height + 1
 	}
-	if err := cs.v.CheckBlock(b); err != nil {
-		return res, err
+	checkErr := cs.precheck
+	if b != cs.prechecked {
+		checkErr = cs.v.CheckBlock(b)
+	}
+	if checkErr != nil {
+		return res, checkErr
 	}
 	if cs.pipe != nil && b.Header.PrevBlock != cs.chain.Tip().Hash {
 		// Only a block extending the tip may build on unverified scripts.

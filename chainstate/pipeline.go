@@ -43,6 +43,81 @@ type StreamConfig struct {
 	// StopHeight stops reading once the active chain reaches it
 	// (negative: read to the end).
 	StopHeight int32
+	// Prefetch is how many blocks a reading goroutine may have read,
+	// parsed and put through the context-free checks (CheckBlock: txids,
+	// merkle root, sizes, sigops) ahead of the block being connected, so
+	// reading and parsing overlap connecting, as Core's do. Zero: off,
+	// each block is read and parsed when the previous one is done. With
+	// it, next runs on that goroutine, outside the chainstate's lock
+	// (calls stay sequential), and ProcessStream waits for the call in
+	// flight before it returns.
+	Prefetch int
+}
+
+// fetched is one block of a stream: next's answer and, when prefetched,
+// its parse and CheckBlock verdict.
+type fetched struct {
+	raw      []byte // owned
+	tag      int64
+	err      error // next's
+	b        *wire.Block
+	parseErr error
+	checked  bool  // b went through CheckBlock
+	check    error // its verdict
+}
+
+// fetchNext reads the next block; with prefetch it parses and checks it
+// too (v is safe for concurrent use: CheckBlock is context-free).
+func (cs *Chainstate) fetchNext(next func() ([]byte, int64, error), prefetch bool) fetched {
+	raw, tag, err := next()
+	f := fetched{tag: tag, err: err}
+	if err != nil {
+		return f
+	}
+	f.raw = bytes.Clone(raw)
+	if prefetch {
+		f.b, f.parseErr = wire.ParseBlock(f.raw)
+		if f.parseErr == nil {
+			f.check, f.checked = cs.v.CheckBlock(f.b), true
+		}
+	}
+	return f
+}
+
+// fetcher returns the stream's source of blocks and a stop function that
+// ends the reading goroutine, if any, and waits for it.
+func (cs *Chainstate) fetcher(cfg StreamConfig, next func() ([]byte, int64, error)) (func() fetched, func()) {
+	if cfg.Prefetch <= 0 {
+		return func() fetched { return cs.fetchNext(next, false) }, func() {}
+	}
+	ch := make(chan fetched, cfg.Prefetch)
+	done := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for {
+			f := cs.fetchNext(next, true)
+			select {
+			case ch <- f:
+			case <-done:
+				return
+			}
+			if f.err != nil {
+				return
+			}
+		}
+	}()
+	get := func() fetched {
+		if f, ok := <-ch; ok {
+			return f
+		}
+		return fetched{err: io.EOF}
+	}
+	stop := func() {
+		close(done)
+		for range ch {
+		}
+	}
+	return get, stop
 }
 
 // Outcome is the verdict on one block of a stream, in stream order.
@@ -87,7 +162,8 @@ type streamOut struct {
 // ProcessStream returns next's error, a store failure, or nil. The
 // chainstate stays locked for the whole stream (readers wait until it ends;
 // it is meant for imports, not for a serving node); emit and next run under
-// that lock and must not call the chainstate's methods.
+// that lock (next on a reading goroutine outside it, with
+// cfg.Prefetch) and must not call the chainstate's methods.
 func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, tag int64, err error), emit func(Outcome) bool) error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -96,6 +172,8 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 		cs.pipe = pl
 	}
 	defer func() { cs.pipe = nil }()
+	fetch, stopFetch := cs.fetcher(cfg, next)
+	defer stopFetch()
 	stopped := false
 	deliver := func() {
 		for _, so := range pl.ready() {
@@ -108,22 +186,21 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 		if cfg.StopHeight >= 0 && cs.chain.Tip().Height >= cfg.StopHeight {
 			break
 		}
-		raw, tag, err := next()
-		if errors.Is(err, io.EOF) {
+		f := fetch()
+		if errors.Is(f.err, io.EOF) {
 			break
 		}
-		if err != nil {
+		if f.err != nil {
 			if derr := cs.drain(); derr != nil {
 				return derr
 			}
 			deliver()
-			return err
+			return f.err
 		}
-		raw = bytes.Clone(raw)
 		seq := pl.base + len(pl.outs)
-		pl.outs = append(pl.outs, streamOut{o: Outcome{Tag: tag}})
+		pl.outs = append(pl.outs, streamOut{o: Outcome{Tag: f.tag}})
 		pl.seq = seq
-		res, perr := cs.processParsed(pl, raw)
+		res, perr := cs.processFetched(pl, &f)
 		pl.seq = -1
 		so := &pl.outs[seq-pl.base]
 		so.o.Result = res
@@ -167,10 +244,13 @@ func isRuleOrParse(err error) bool {
 	return errors.As(err, &re) || errors.Is(err, ErrParse) || errors.Is(err, ErrOrphanPoolFull)
 }
 
-// processParsed parses raw (owned) and processes it as ProcessBlock does,
-// lock held.
-func (cs *Chainstate) processParsed(pl *pipeline, raw []byte) (Result, error) {
-	b, err := wire.ParseBlock(raw)
+// processFetched parses f's block unless the reading goroutine did, and
+// processes it as ProcessBlock does, lock held.
+func (cs *Chainstate) processFetched(pl *pipeline, f *fetched) (Result, error) {
+	raw, b, err := f.raw, f.b, f.parseErr
+	if b == nil && err == nil {
+		b, err = wire.ParseBlock(raw)
+	}
 	if err != nil {
 		res := Result{Height: -1}
 		if len(raw) >= wire.HeaderSize {
@@ -179,6 +259,10 @@ func (cs *Chainstate) processParsed(pl *pipeline, raw []byte) (Result, error) {
 		return res, fmt.Errorf("%w: %w", ErrParse, err)
 	}
 	pl.hash = b.Hash
+	if f.checked {
+		cs.prechecked, cs.precheck = b, f.check
+		defer func() { cs.prechecked, cs.precheck = nil, nil }()
+	}
 	return cs.process(b, raw)
 }
 

@@ -2,10 +2,12 @@ package chainstate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,8 +66,12 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 			want = append(want, verdict(res, err))
 		}
 		wantInfo := infoJSON(t, ref)
-		check := func(t *testing.T, cs *Chainstate, depth int) {
-			outs := streamAll(t, cs, StreamConfig{Depth: depth, StopHeight: -1}, raws)
+		check := func(t *testing.T, cs *Chainstate, depth int, prefetch ...int) {
+			cfg := StreamConfig{Depth: depth, StopHeight: -1}
+			if len(prefetch) > 0 {
+				cfg.Prefetch = prefetch[0]
+			}
+			outs := streamAll(t, cs, cfg, raws)
 			if len(outs) != len(raws) {
 				t.Fatalf("%d outcomes for %d blocks", len(outs), len(raws))
 			}
@@ -86,11 +92,21 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 				check(t, newRegtest(t, store.NewMem()), depth)
 			})
 		}
+		for _, depth := range []int{0, 8} {
+			t.Run(fmt.Sprintf("%s/memory/depth%d/prefetch3", profile, depth), func(t *testing.T) {
+				check(t, newRegtest(t, store.NewMem()), depth, 3)
+			})
+		}
 		for _, name := range storeNames {
 			t.Run(fmt.Sprintf("%s/%s/depth8", profile, name), func(t *testing.T) {
 				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
 				defer kv.Close()
 				check(t, newRegtest(t, kvstore.New(kv, 64<<10)), 8)
+			})
+			t.Run(fmt.Sprintf("%s/%s/prefetch2", profile, name), func(t *testing.T) {
+				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
+				defer kv.Close()
+				check(t, newRegtest(t, kvstore.New(kv, 64<<10)), 0, 2)
 			})
 		}
 	}
@@ -317,5 +333,91 @@ func TestStreamStopHeight(t *testing.T) {
 	}
 	if h := cs.Tip().Height; h < 30 || h > 30+8 {
 		t.Fatalf("stopped at %d", h)
+	}
+}
+
+// TestStreamPrefetchBadBlocks: with the reading goroutine parsing and
+// checking ahead, a block that does not parse, one whose merkle root is
+// wrong (CheckBlock) and the blocks after them get ProcessBlock's
+// verdicts, and the chainstate ends where ProcessBlock's does.
+func TestStreamPrefetchBadBlocks(t *testing.T) {
+	raws := generated(t, chaingen.ProfileEarly, 130, 0)
+	bad := make([][]byte, 0, len(raws)+2)
+	for i, raw := range raws {
+		switch i {
+		case 110:
+			bad = append(bad, raw[:len(raw)-3]) // truncated: a parse error
+		case 120:
+			m := bytes.Clone(raw)
+			m[36] ^= 1 // the merkle root: bad-txnmrklroot
+			bad = append(bad, m)
+		}
+		bad = append(bad, raw)
+	}
+	ref := newRegtest(t, store.NewMem())
+	var want []string
+	for _, raw := range bad {
+		res, err := ref.ProcessBlock(raw)
+		want = append(want, verdict(res, err))
+	}
+	for _, prefetch := range []int{0, 1, 4} {
+		t.Run(fmt.Sprintf("prefetch%d", prefetch), func(t *testing.T) {
+			cs := newRegtest(t, store.NewMem())
+			outs := streamAll(t, cs, StreamConfig{StopHeight: -1, Prefetch: prefetch}, bad)
+			if len(outs) != len(bad) {
+				t.Fatalf("%d outcomes for %d blocks", len(outs), len(bad))
+			}
+			for i, o := range outs {
+				if i == 110 {
+					// ProcessBlock returns no hash for a block it cannot
+					// parse; a stream names the header's.
+					if !errors.Is(o.Err, ErrParse) {
+						t.Fatalf("truncated block: %v", o.Err)
+					}
+					continue
+				}
+				if got := verdict(o.Result, o.Err); got != want[i] {
+					t.Fatalf("block %d: stream says %q, ProcessBlock %q", i, got, want[i])
+				}
+			}
+			if validate.Reason(outs[121].Err) != "bad-txnmrklroot" {
+				t.Fatalf("mutated block: %v", outs[121].Err)
+			}
+			if got, want := infoJSON(t, cs), infoJSON(t, ref); got != want {
+				t.Fatalf("stream:\n%s\nProcessBlock:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestStreamPrefetchStopsReading: a stream that stops (StopHeight, emit
+// false, next's error) returns with no call of next in flight.
+func TestStreamPrefetchStopsReading(t *testing.T) {
+	raws := generated(t, chaingen.ProfileEarly, 60, 0)
+	cs := newRegtest(t, store.NewMem())
+	var inNext atomic.Int32
+	i := 0
+	next := func() ([]byte, int64, error) {
+		inNext.Add(1)
+		defer inNext.Add(-1)
+		time.Sleep(time.Millisecond)
+		if i == 40 {
+			return nil, 0, errors.New("disk on fire")
+		}
+		i++
+		return raws[i-1], int64(i - 1), nil
+	}
+	if err := cs.ProcessStream(StreamConfig{StopHeight: 20, Prefetch: 4}, next, func(Outcome) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if inNext.Load() != 0 || cs.Tip().Height != 20 {
+		t.Fatalf("after StopHeight: %d calls in flight, tip %d", inNext.Load(), cs.Tip().Height)
+	}
+	err := cs.ProcessStream(StreamConfig{StopHeight: -1, Prefetch: 4}, next, func(Outcome) bool { return true })
+	if err == nil || err.Error() != "disk on fire" {
+		t.Fatalf("next's error: %v", err)
+	}
+	if inNext.Load() != 0 {
+		t.Fatal("a call of next in flight after ProcessStream returned")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -36,6 +37,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
+	prefetch := fs.Int("prefetch", 0, "read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off)")
 	pipeline := fs.Int("pipeline", 0, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (0: off, each block is fully verified before the next is read)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
@@ -133,7 +135,7 @@ Flags:`)
 	src := &blockSource{files: files, key: key, magic: p.Magic}
 	defer src.close()
 	rejected := false
-	err = cs.ProcessStream(chainstate.StreamConfig{Depth: *pipeline, StopHeight: int32(*stopHeight)}, src.next, func(o chainstate.Outcome) bool {
+	err = cs.ProcessStream(chainstate.StreamConfig{Depth: *pipeline, StopHeight: int32(*stopHeight), Prefetch: *prefetch}, src.next, func(o chainstate.Outcome) bool {
 		name, off := src.where(o.Tag)
 		if o.Err != nil {
 			reason := validate.Reason(o.Err)
@@ -188,7 +190,10 @@ type blockSource struct {
 	end   int64 // end of the last block read in the current file
 	carry int64 // bytes of finished files not yet attributed to a block
 	seq   int64
-	read  map[int64]blockPos
+	// mu guards read: next may run on the stream's reading goroutine
+	// (--prefetch) while where and consumed run in emit.
+	mu   sync.Mutex
+	read map[int64]blockPos
 }
 
 type blockPos struct {
@@ -221,11 +226,13 @@ func (s *blockSource) next() ([]byte, int64, error) {
 			return nil, 0, fmt.Errorf("%s: %w", s.files[s.i], err)
 		}
 		end := off + int64(len(raw)) + 8
+		s.mu.Lock()
 		if s.read == nil {
 			s.read = make(map[int64]blockPos)
 		}
 		s.seq++
 		s.read[s.seq] = blockPos{file: s.i, off: off, bytes: s.carry + end - s.end}
+		s.mu.Unlock()
 		s.end, s.carry = end, 0
 		return raw, s.seq, nil
 	}
@@ -233,7 +240,9 @@ func (s *blockSource) next() ([]byte, int64, error) {
 
 // where names the file and offset of a block.
 func (s *blockSource) where(tag int64) (string, int64) {
+	s.mu.Lock()
 	p, ok := s.read[tag]
+	s.mu.Unlock()
 	if !ok {
 		return "", 0
 	}
@@ -243,6 +252,8 @@ func (s *blockSource) where(tag int64) (string, int64) {
 // consumed is the number of file bytes a block accounts for; it forgets
 // the block.
 func (s *blockSource) consumed(tag int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	p := s.read[tag]
 	delete(s.read, tag)
 	return p.bytes
