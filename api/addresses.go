@@ -109,7 +109,7 @@ func (a *addrService) page(ctx context.Context, s *Server, qs []scripthash.Query
 }
 
 func (p *page) date(s *Server) bool {
-	if n, ok := s.chain.AtHeight(int32(p.tip.Height)); !ok || n.Hash != p.tip.Hash {
+	if !s.tipHolds(p.tip) {
 		return false
 	}
 	for _, a := range p.answers {
@@ -126,8 +126,7 @@ func (p *page) date(s *Server) bool {
 	}
 	// The tip is checked again: a reorganisation may have happened while
 	// the rows were dated.
-	n, ok := s.chain.AtHeight(int32(p.tip.Height))
-	return ok && n.Hash == p.tip.Hash
+	return s.tipHolds(p.tip)
 }
 
 // esplora renders rows as Esplora's UtxoValue list ([] when empty).

@@ -10,11 +10,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
 	"utxod/address"
+	"utxod/chainstate"
 	"utxod/internal/blockgen"
 	"utxod/internal/chaingen"
 	"utxod/scripthash"
@@ -413,6 +415,73 @@ func TestAddressRoutesIndex(t *testing.T) {
 	s, _ = New(Config{Chain: r.cs, Params: r.p, Token: testToken, Index: failing})
 	if rec := do(t, s, "GET", "/api/scripthash/"+strings.Repeat("0", 64)+"/utxo", nil); rec.Code != 500 {
 		t.Errorf("failing index: %d", rec.Code)
+	}
+}
+
+// laggingChain answers AtHeight from the chain before its tip block, as the
+// chainstate's published chain does while the block that an index has
+// already applied finishes connecting; Lookup waits for that hold, after
+// which AtHeight has the tip.
+type laggingChain struct {
+	*chainstate.Chainstate
+	behind  atomic.Bool
+	lookups atomic.Int32
+}
+
+func (c *laggingChain) AtHeight(h int32) (chainstate.BlockInfo, bool) {
+	if c.behind.Load() && h >= c.Chainstate.Tip().Height {
+		return chainstate.BlockInfo{}, false
+	}
+	return c.Chainstate.AtHeight(h)
+}
+
+func (c *laggingChain) Lookup(hash wire.Hash) (chainstate.BlockInfo, bool) {
+	c.lookups.Add(1)
+	c.behind.Store(false)
+	return c.Chainstate.Lookup(hash)
+}
+
+// An index ahead of the chain AtHeight reads is answered, by the address
+// routes and by scantxoutset, once Lookup has waited for the chain: one
+// index call, no retry. Lookup must place the tip at its height.
+func TestAddressIndexAheadOfView(t *testing.T) {
+	r, _ := addrChain(t, Config{})
+	tip := r.cs.Tip()
+	calls := 0
+	ahead := fakeIndex{func(_ context.Context, qs []scripthash.Query) (scripthash.Result, error) {
+		calls++
+		res := scripthash.Result{Tip: scripthash.Tip{Height: uint32(tip.Height), Hash: tip.Hash}, Answers: make([]scripthash.Answer, len(qs))}
+		res.Answers[0].UTXOs = []scripthash.UTXO{{Outpoint: utxo.Outpoint{Index: 7}, Value: 99, Height: uint32(tip.Height)}}
+		return res, nil
+	}}
+	lag := &laggingChain{Chainstate: r.cs}
+	lag.behind.Store(true)
+	s, err := New(Config{Chain: lag, Params: r.p, Token: testToken, Index: ahead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := do(t, s, "GET", "/api/address/"+r.addr(pkhScript)+"/utxo", nil)
+	var got []EsploraUTXO
+	decodeJSON(t, rec, &got)
+	if calls != 1 || lag.lookups.Load() != 1 || len(got) != 1 || got[0].Status.BlockHash != tip.Hash.String() || got[0].Status.BlockTime != tip.Header.Time {
+		t.Fatalf("index ahead: %d index calls, %d lookups, %s", calls, lag.lookups.Load(), rec.Body)
+	}
+	lag.behind.Store(true)
+	calls = 0
+	rec = do(t, s, "POST", "/v1/scan", []byte(`{"action":"start","scanobjects":["addr(`+r.addr(pkhScript)+`)"]}`), "Content-Type", "application/json")
+	if rec.Code != http.StatusOK || calls != 1 {
+		t.Fatalf("scan with the index ahead: %d after %d calls: %s", rec.Code, calls, rec.Body)
+	}
+	// A tip whose height and hash disagree (the index's height counted, its
+	// hash not yet set) is no tip of the chain.
+	halfway := fakeIndex{func(_ context.Context, qs []scripthash.Query) (scripthash.Result, error) {
+		calls++
+		return scripthash.Result{Tip: scripthash.Tip{Height: uint32(tip.Height) + 1, Hash: tip.Hash}, Answers: make([]scripthash.Answer, len(qs))}, nil
+	}}
+	calls = 0
+	s, _ = New(Config{Chain: lag, Params: r.p, Token: testToken, Index: halfway})
+	if rec := do(t, s, "GET", "/api/address/"+r.addr(pkhScript)+"/utxo", nil); rec.Code != http.StatusServiceUnavailable || calls != lookupRetries {
+		t.Fatalf("tip at the next height with the old hash: %d after %d calls", rec.Code, calls)
 	}
 }
 

@@ -376,10 +376,16 @@ func (s *Server) scanLookup(ctx context.Context, qs []scripthash.Query) (scripth
 	return res, false, err
 }
 
-// tipHolds reports that the active chain still has tip.
+// tipHolds reports that the active chain still has tip. AtHeight answers
+// without waiting, from the chain as the chainstate's last write hold left
+// it; an index applies a block inside that hold, so its tip can be one the
+// answer does not have yet, and Lookup, which waits for the hold, decides.
 func (s *Server) tipHolds(tip scripthash.Tip) bool {
-	n, ok := s.chain.AtHeight(int32(tip.Height))
-	return ok && n.Hash == tip.Hash
+	if n, ok := s.chain.AtHeight(int32(tip.Height)); ok && n.Hash == tip.Hash {
+		return true
+	}
+	n, ok := s.chain.Lookup(tip.Hash)
+	return ok && n.InActiveChain && n.Height == int32(tip.Height)
 }
 
 // writeDescriptorProblem maps descriptor errors to 400 or 413.

@@ -24,8 +24,10 @@ import (
 // Chain is what the API needs from the node. *chainstate.Chainstate
 // implements it; tests may substitute fakes.
 //
-// Every answer is a copy taken under the node's own lock, so handlers hold
-// no lock on chain data.
+// Every answer is a copy taken under the node's own lock, or (Tip,
+// AtHeight) read from the active chain it published when its last write
+// hold ended, so handlers hold no lock on chain data and Tip and AtHeight
+// never wait for a block being connected.
 type Chain interface {
 	ProcessBlock(raw []byte) (chainstate.Result, error)
 	Info(hashType string) (utxo.ChainstateInfo, error)

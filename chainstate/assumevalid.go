@@ -44,7 +44,7 @@ func (cs *Chainstate) skipScripts(node *validate.BlockNode) bool {
 
 // noteAssumed records that node, now the tip, connected without its scripts.
 func (cs *Chainstate) noteAssumed(node *validate.BlockNode) {
-	cs.index.AddStatus(node, validate.StatusScriptsAssumed)
+	cs.addStatus(node, validate.StatusScriptsAssumed)
 	if cs.av.top == nil || node.Height > cs.av.top.Height {
 		cs.av.top = node
 	}

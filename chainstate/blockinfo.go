@@ -10,14 +10,17 @@ import (
 )
 
 // BlockInfo is a copy of one block-index entry and of its place in the
-// active chain, taken under the chainstate's lock: it never changes after
-// it is returned, so readers need no lock of their own.
+// active chain, taken under the chainstate's lock or (Tip, AtHeight) from
+// the active chain published when the last write hold ended: it never
+// changes after it is returned, so readers need no lock of their own.
 type BlockInfo struct {
 	Hash wire.Hash
 	// Header.PrevBlock is the parent (zero for genesis).
 	Header wire.Header
 	Height int32
-	// ChainWork is the work of the block and its ancestors (a copy).
+	// ChainWork is the work of the block and its ancestors. It is the
+	// block index's own value, which never changes after the node is
+	// created: read it, never modify it.
 	ChainWork    *big.Int
 	Status       validate.BlockStatus
 	RejectReason string // Core reject reason when Status has StatusFailed
@@ -38,7 +41,7 @@ func (cs *Chainstate) infoLocked(n *validate.BlockNode) BlockInfo {
 		Hash:         n.Hash,
 		Header:       n.Header,
 		Height:       n.Height,
-		ChainWork:    new(big.Int).Set(n.ChainWork),
+		ChainWork:    n.ChainWork,
 		Status:       n.Status,
 		RejectReason: n.RejectReason,
 		MedianTime:   n.MedianTimePast(),
@@ -53,11 +56,12 @@ func (cs *Chainstate) infoLocked(n *validate.BlockNode) BlockInfo {
 	return bi
 }
 
-// Tip returns the active tip.
+// Tip returns the active tip. It takes no lock: the answer is the tip when
+// the last write hold ended (activeview.go), so it never waits for a block
+// being connected.
 func (cs *Chainstate) Tip() BlockInfo {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	return cs.infoLocked(cs.chain.Tip())
+	v := cs.view.load()
+	return v.info(v.at(v.height))
 }
 
 // Lookup returns the index entry of hash (false if unknown; orphans are
@@ -72,15 +76,15 @@ func (cs *Chainstate) Lookup(hash wire.Hash) (BlockInfo, bool) {
 	return cs.infoLocked(n), true
 }
 
-// AtHeight returns the active-chain block at height (false beyond the tip).
+// AtHeight returns the active-chain block at height (false beyond the
+// tip), from the same lock-free view as Tip.
 func (cs *Chainstate) AtHeight(h int32) (BlockInfo, bool) {
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	n := cs.chain.At(h)
-	if n == nil {
+	v := cs.view.load()
+	e := v.at(h)
+	if e == nil {
 		return BlockInfo{}, false
 	}
-	return cs.infoLocked(n), true
+	return v.info(e), true
 }
 
 // ActiveFrom returns up to max active-chain blocks from hash upward, all

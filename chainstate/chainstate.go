@@ -72,6 +72,10 @@ type Chainstate struct {
 	prechecked *wire.Block
 	precheck   error
 
+	// view is the active chain published for Tip and AtHeight, which
+	// read it without mu (activeview.go); unlock publishes it.
+	view *viewWriter
+
 	snap *store.SnapshotBase // set when loaded from a UTXO snapshot (snapbase.go)
 
 	lazy  *lazyMuHash // pending MuHash work, see muhash.go
@@ -128,8 +132,56 @@ type Config struct {
 	AssumeValid validate.AssumeValid
 }
 
-// New returns a chainstate at genesis over an empty store.
+// New returns a chainstate at genesis over an empty store, or at the tip
+// of the state the store holds.
 func New(cfg Config) (*Chainstate, error) {
+	cs, err := open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cs.view.publish(&cs.chain)
+	return cs, nil
+}
+
+// unlock ends a write hold of mu, publishing the active chain first so that
+// a reader who takes mu next finds the view at least as new as what it
+// reads under the lock.
+func (cs *Chainstate) unlock() {
+	cs.view.publish(&cs.chain)
+	if verifyView != nil {
+		verifyView(cs)
+	}
+	cs.mu.Unlock()
+}
+
+// verifyView, set by the tests, checks each publication against the locked
+// answers.
+var verifyView func(*Chainstate)
+
+// addStatus, clearStatus and markInvalid change index statuses for the
+// chainstate: the view copies the statuses of active blocks, so it hears
+// of every change.
+func (cs *Chainstate) addStatus(n *validate.BlockNode, f validate.BlockStatus) {
+	cs.index.AddStatus(n, f)
+	cs.view.touch(n)
+}
+
+func (cs *Chainstate) clearStatus(n *validate.BlockNode, f validate.BlockStatus) {
+	cs.index.ClearStatus(n, f)
+	cs.view.touch(n)
+}
+
+// markInvalid also flags n's descendants (validate.BlockIndex.MarkInvalid):
+// on the active chain, every block from n up.
+func (cs *Chainstate) markInvalid(n *validate.BlockNode, reason string) {
+	if cs.chain.Contains(n) {
+		cs.view.touchFrom(n.Height)
+	}
+	cs.index.MarkInvalid(n, reason)
+}
+
+// open is New without the first publication.
+func open(cfg Config) (*Chainstate, error) {
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -145,6 +197,7 @@ func New(cfg Config) (*Chainstate, error) {
 	cs := &Chainstate{
 		p: cfg.Params, v: cfg.Validator, log: log, store: cfg.Store,
 		index: validate.NewBlockIndex(cfg.Params),
+		view:  newViewWriter(),
 		orph:  make(map[wire.Hash][][]byte),
 		now:   now,
 		keep:  keep,
@@ -221,7 +274,7 @@ func (cs *Chainstate) haveParentData(parent wire.Hash) bool {
 // Stats returns a copy of the statistics at the tip (MuHash exact).
 func (cs *Chainstate) Stats() Stats {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer cs.unlock()
 	return cs.statsLocked()
 }
 
@@ -244,7 +297,7 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %w", ErrParse, err)
 	}
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer cs.unlock()
 	res, err := cs.process(b, raw)
 	if err != nil {
 		return res, err
@@ -366,14 +419,14 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	// merely mutated (BLOCK_MUTATED).
 	if err := cs.v.ContextualCheckBlock(b, node.Parent); err != nil {
 		if !validate.IsMutated(err) {
-			cs.index.MarkInvalid(node, validate.Reason(err))
+			cs.markInvalid(node, validate.Reason(err))
 		}
 		return res, err
 	}
 	if err := cs.store.PutBlock(b.Hash, raw); err != nil {
 		return res, err
 	}
-	cs.index.AddStatus(node, validate.StatusHaveData|validate.StatusDataValid)
+	cs.addStatus(node, validate.StatusHaveData|validate.StatusDataValid)
 	tip := cs.chain.Tip()
 	if node.ChainWork.Cmp(tip.ChainWork) <= 0 {
 		res.Status = StatusSideBranch
@@ -434,7 +487,7 @@ func (cs *Chainstate) stepTo(target *validate.BlockNode) error {
 			var re *validate.RuleError
 			// An ancestor's failure may have marked n already.
 			if errors.As(err, &re) && !n.Status.Invalid() {
-				cs.index.MarkInvalid(n, re.Reason)
+				cs.markInvalid(n, re.Reason)
 				cs.log.Warn("invalid block on the best branch", "hash", n.Hash, "height", n.Height, "reason", re.Reason)
 			}
 			return err
@@ -505,7 +558,7 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 	if err := cs.apply(node, d, skip); err != nil {
 		return err
 	}
-	cs.index.AddStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
+	cs.addStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
 	return nil
 }
 
@@ -559,7 +612,7 @@ func (cs *Chainstate) apply(node *validate.BlockNode, d *utxo.Delta, assumed boo
 		if err := cs.store.DeleteBlock(old.Hash); err != nil {
 			return err
 		}
-		cs.index.ClearStatus(old, validate.StatusHaveData)
+		cs.clearStatus(old, validate.StatusHaveData)
 	}
 	return nil
 }
@@ -592,7 +645,7 @@ func (cs *Chainstate) processOrphans(parent wire.Hash) {
 // Flush makes the store durable at the current tip.
 func (cs *Chainstate) Flush() error {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer cs.unlock()
 	return cs.flushLocked()
 }
 

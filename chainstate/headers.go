@@ -31,7 +31,7 @@ type HeadersResult struct {
 // arrives (ProcessBlock, ProcessStream). Not for use during ProcessStream.
 func (cs *Chainstate) AcceptHeaders(hs []wire.Header) HeadersResult {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer cs.unlock()
 	var res HeadersResult
 	if cs.needHeaders() {
 		// The detached snapshot base cannot take ancestors afterwards.

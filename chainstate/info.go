@@ -27,7 +27,7 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 		info := st.Info()
 		cs.addAssumeValid(&info)
 		cs.snapshotInfo(&info)
-		cs.mu.Unlock()
+		cs.unlock()
 		if hashType == HashTypeNone {
 			info.MuHash = nil
 		}
@@ -45,13 +45,13 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	cs.addAssumeValid(&info)
 	cs.snapshotInfo(&info)
 	if cs.hs3Valid && cs.hs3Tip == cs.stats.BestBlock {
-		cs.mu.Unlock()
+		cs.unlock()
 		v := cs.hs3
 		info.HashSerialized3 = &v
 		return info, nil
 	}
 	snap, err := cs.snapshotLocked()
-	cs.mu.Unlock()
+	cs.unlock()
 	if err != nil {
 		return info, fmt.Errorf("chainstate: hash_serialized_3 snapshot: %w", err)
 	}
@@ -83,7 +83,7 @@ type CoinSnapshot struct {
 // or dump the set.
 func (cs *Chainstate) SnapshotCoins() (*CoinSnapshot, error) {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer cs.unlock()
 	return cs.snapshotLocked()
 }
 

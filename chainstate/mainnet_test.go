@@ -92,7 +92,7 @@ func TestMainnetDisconnectRestores(t *testing.T) {
 	}
 	cs.mu.Lock()
 	err := cs.disconnectTo(cs.chain.At(1000))
-	cs.mu.Unlock()
+	cs.unlock()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,13 +160,14 @@ type streamOut struct {
 // reported through emit, not as ProcessStream's error; emit returning false
 // stops the stream after the blocks already read are resolved.
 // ProcessStream returns next's error, a store failure, or nil. The
-// chainstate stays locked for the whole stream (readers wait until it ends;
-// it is meant for imports, not for a serving node); emit and next run under
+// chainstate stays locked for the whole stream (readers wait until it ends,
+// and Tip and AtHeight answer the chain as it was before it; it is meant
+// for imports, not for a serving node); emit and next run under
 // that lock (next on a reading goroutine outside it, with
 // cfg.Prefetch) and must not call the chainstate's methods.
 func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, tag int64, err error), emit func(Outcome) bool) error {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	defer cs.unlock()
 	pl := &pipeline{depth: cfg.Depth, seq: -1}
 	if cfg.Depth > 0 {
 		cs.pipe = pl
@@ -342,7 +343,7 @@ func (cs *Chainstate) resolve(all bool) error {
 		err := p.check.Wait()
 		if err == nil {
 			pl.pending = pl.pending[1:]
-			cs.index.AddStatus(p.node, validate.StatusConnected|validate.StatusHaveUndo)
+			cs.addStatus(p.node, validate.StatusConnected|validate.StatusHaveUndo)
 			pl.settle(p.out, nil, cs.validTip())
 			continue
 		}
@@ -387,7 +388,7 @@ func (cs *Chainstate) rollback(err error) error {
 		return derr
 	}
 	reason := validate.Reason(err)
-	cs.index.MarkInvalid(bad.node, reason)
+	cs.markInvalid(bad.node, reason)
 	cs.log.Warn("invalid block on the best branch", "hash", bad.node.Hash, "height", bad.node.Height, "reason", reason)
 	tip := cs.chain.Tip().Height
 	if bad.out >= 0 {
