@@ -83,17 +83,29 @@ func (a *num3072) fullReduce() {
 // mulMod sets z = x·y mod p. x and y may be any values below 2^3072; z may
 // alias either.
 func (z *num3072) mulMod(x, y *num3072) {
-	s := getMulScratch()
-	s.x, s.y = *x, *y // math/big's calls would move x and y to the heap
-	mulFull(&s.t, &s.x, &s.y)
-	z.reduce(&s.t)
-	putMulScratch(s)
+	switch mulSelected {
+	case mulIFMA:
+		var t [2 * num3072Limbs]uint64 // the kernel does not let t escape
+		mulFullIFMA(&t, x, y)
+		z.reduce(&t)
+	case mulComba:
+		var t [2 * num3072Limbs]uint64
+		mulFullComba(&t, x, y)
+		z.reduce(&t)
+	default:
+		s := getMulScratch()
+		s.x, s.y = *x, *y // math/big's calls would move x and y to the heap
+		mulFull(&s.t, &s.x, &s.y)
+		z.reduce(&s.t)
+		putMulScratch(s)
+	}
 }
 
 // mulFullComba sets t = x·y by product scanning (Comba): column k
 // accumulates every x[i]·y[k−i] in a three-limb accumulator, which beats
 // row-wise schoolbook in pure Go (docs/benchmarks/digests.md). mulFull
-// uses math/big instead where it can (muhash_mul.go).
+// uses math/big instead where it can, and mulMod the IFMA kernel where the
+// CPU has it (muhash_mul.go).
 func mulFullComba(t *[2 * num3072Limbs]uint64, x, y *num3072) {
 	var c0, c1, c2 uint64
 	for k := 0; k < 2*num3072Limbs-1; k++ {

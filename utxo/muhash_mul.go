@@ -3,9 +3,78 @@ package utxo
 import (
 	"math/big"
 	"math/bits"
+	"strconv"
 	"sync"
 	"unsafe"
 )
+
+// mulImpl is one way of computing the 6144-bit product inside mulMod; the
+// reduction modulo p after it is shared.
+type mulImpl uint8
+
+const (
+	// mulBig is math/big's multiplication (mulFull): the fallback and the
+	// control arm of the kernel's benchmarks.
+	mulBig mulImpl = iota
+	// mulComba is the pure-Go product scanning loop (mulFullComba).
+	mulComba
+	// mulIFMA is the AVX-512 IFMA kernel (mulFullIFMA, mul3072_amd64.s).
+	mulIFMA
+)
+
+func (m mulImpl) String() string {
+	switch m {
+	case mulBig:
+		return "big"
+	case mulComba:
+		return "comba"
+	case mulIFMA:
+		return "ifma"
+	}
+	return "mulImpl(" + strconv.Itoa(int(m)) + ")"
+}
+
+// mulSelected is the product mulMod uses, set once when the package loads:
+// the IFMA kernel where the CPU has it and it agrees with mulFullComba on a
+// self-test, math/big otherwise. Only tests change it, to run the whole
+// MuHash3072 on every implementation.
+var mulSelected = selectMul()
+
+func selectMul() mulImpl {
+	if hasMulIFMA() && mulIFMASelfTest() {
+		return mulIFMA
+	}
+	return mulBig
+}
+
+// mulIFMASelfTest compares the kernel with mulFullComba on all-ones operands
+// (the largest column sums) and a few pseudo-random ones.
+func mulIFMASelfTest() bool {
+	s := uint64(0x853c49e6748fea9b)
+	next := func() uint64 { // xorshift64*
+		s ^= s >> 12
+		s ^= s << 25
+		s ^= s >> 27
+		return s * 0x2545f4914f6cdd1d
+	}
+	for n := 0; n < 4; n++ {
+		var x, y num3072
+		for i := range x {
+			if n == 0 {
+				x[i], y[i] = ^uint64(0), ^uint64(0)
+			} else {
+				x[i], y[i] = next(), next()
+			}
+		}
+		var want, got [2 * num3072Limbs]uint64
+		mulFullComba(&want, &x, &y)
+		mulFullIFMA(&got, &x, &y)
+		if got != want {
+			return false
+		}
+	}
+	return true
+}
 
 // mulFull sets t = x·y. On 64-bit platforms, where a num3072 has the
 // memory layout of 48 big.Words, it borrows math/big's multiplication

@@ -288,13 +288,21 @@ func FuzzMuHashUnmarshal(f *testing.F) {
 	})
 }
 
+// BenchmarkMuHashInsert runs Insert (element + multiplication) on each
+// multiplication the host has; the sub-benchmarks are the kernel's
+// comparison (docs/benchmarks/digests.md).
 func BenchmarkMuHashInsert(b *testing.B) {
-	var m MuHash3072
-	data := make([]byte, 100)
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		data[0] = byte(i)
-		m.Insert(data)
+	for _, impl := range availableMulImpls() {
+		b.Run(impl.String(), func(b *testing.B) {
+			useMulImpl(b, impl)
+			var m MuHash3072
+			data := make([]byte, 100)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				data[0] = byte(i)
+				m.Insert(data)
+			}
+		})
 	}
 }
 
@@ -308,15 +316,22 @@ func BenchmarkMuHashRemove(b *testing.B) {
 	}
 }
 
+// BenchmarkMuHashMulMod runs one 3072-bit modular multiplication (product
+// and reduction) per op on each multiplication the host has.
 func BenchmarkMuHashMulMod(b *testing.B) {
-	var x, y num3072
-	for i := range x {
-		x[i] = uint64(i) * 0x9e3779b97f4a7c15
-		y[i] = uint64(i+7) * 0xbf58476d1ce4e5b9
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		x.mulMod(&x, &y)
+	for _, impl := range availableMulImpls() {
+		b.Run(impl.String(), func(b *testing.B) {
+			useMulImpl(b, impl)
+			var x, y num3072
+			for i := range x {
+				x[i] = uint64(i) * 0x9e3779b97f4a7c15
+				y[i] = uint64(i+7) * 0xbf58476d1ce4e5b9
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				x.mulMod(&x, &y)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package utxo
+
+func hasMulIFMA() bool { return false }
+
+func mulFullIFMA(*[2 * num3072Limbs]uint64, *num3072, *num3072) {
+	panic("utxo: no AVX-512 IFMA multiplication in this build")
+}
