@@ -15,7 +15,7 @@
 //     weight 2^52k) has the fixed home lane k%8 of register k/8: x[i] =
 //     x[8q+s] adds lo52(x[i]·b_s) into L[q..] and hi52(x[i]·b_{s+1}) into
 //     H[q..] (b_8 being b_0 one register up). So no accumulator is ever
-//     shifted; 1009 IFMAs in all, against 960 for a shifted accumulator that
+//     shifted; 1002 IFMAs in all, against 960 for a shifted accumulator that
 //     also needs 240–480 VALIGNQs on the same ports (measured slower:
 //     docs/benchmarks/digests.md). Keeping the low and high halves in
 //     separate registers (L in Z0..Z14, H in Z15..Z29) halves each
