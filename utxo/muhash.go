@@ -85,9 +85,9 @@ func (a *num3072) fullReduce() {
 func (z *num3072) mulMod(x, y *num3072) {
 	switch mulSelected {
 	case mulIFMA:
-		var t [2 * num3072Limbs]uint64 // the kernel does not let t escape
+		var t [2 * num3072Limbs]uint64 // the kernels do not let t escape
 		mulFullIFMA(&t, x, y)
-		z.reduce(&t)
+		z.reduceADX(&t)
 	case mulComba:
 		var t [2 * num3072Limbs]uint64
 		mulFullComba(&t, x, y)
@@ -140,6 +140,12 @@ func (z *num3072) reduce(t *[2 * num3072Limbs]uint64) {
 		z[i] = lo
 		carry = hi
 	}
+	z.foldCarry(carry)
+}
+
+// foldCarry finishes reduce: z + 2^3072·carry (carry ≤ c+1) mod p, fully
+// reduced.
+func (z *num3072) foldCarry(carry uint64) {
 	// carry ≤ c+1, so carry·c < 2^42: fold it in once more.
 	var c uint64
 	z[0], c = bits.Add64(z[0], carry*muPrimeDiff, 0)

@@ -9,7 +9,8 @@ import (
 )
 
 // mulImpl is one way of computing the 6144-bit product inside mulMod; the
-// reduction modulo p after it is shared.
+// reduction modulo p after it is the same function, reduce, except that
+// the IFMA path runs its main loop in assembly too.
 type mulImpl uint8
 
 const (
@@ -18,7 +19,8 @@ const (
 	mulBig mulImpl = iota
 	// mulComba is the pure-Go product scanning loop (mulFullComba).
 	mulComba
-	// mulIFMA is the AVX-512 IFMA kernel (mulFullIFMA, mul3072_amd64.s).
+	// mulIFMA is the AVX-512 IFMA kernel (mulFullIFMA, mul3072_amd64.s),
+	// followed by reduceADX instead of reduce.
 	mulIFMA
 )
 
@@ -47,8 +49,9 @@ func selectMul() mulImpl {
 	return mulBig
 }
 
-// mulIFMASelfTest compares the kernel with mulFullComba on all-ones operands
-// (the largest column sums) and a few pseudo-random ones.
+// mulIFMASelfTest compares the kernel with mulFullComba, and reduceADX with
+// reduce, on all-ones operands (the largest column sums and carries) and a
+// few pseudo-random ones.
 func mulIFMASelfTest() bool {
 	s := uint64(0x853c49e6748fea9b)
 	next := func() uint64 { // xorshift64*
@@ -70,6 +73,12 @@ func mulIFMASelfTest() bool {
 		mulFullComba(&want, &x, &y)
 		mulFullIFMA(&got, &x, &y)
 		if got != want {
+			return false
+		}
+		var zw, zg num3072
+		zw.reduce(&want)
+		zg.reduceADX(&got)
+		if zg != zw {
 			return false
 		}
 	}

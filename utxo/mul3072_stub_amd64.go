@@ -8,3 +8,9 @@ package utxo
 //
 //go:noescape
 func mul3072IFMA(t *[96]uint64, x *[48]uint64, y *[48]uint64)
+
+// reduce3072ADX sets z + 2^3072·carry = (t mod 2^3072) + c·(t div 2^3072), for
+// c = 1103717: the reduction modulo 2^3072 − c before its last fold (BMI2, ADX).
+//
+//go:noescape
+func reduce3072ADX(z *[48]uint64, t *[96]uint64) (carry uint64)

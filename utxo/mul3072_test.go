@@ -173,6 +173,65 @@ func TestMulFullImplementations(t *testing.T) {
 	}
 }
 
+// reduceADX equals reduce, and both equal t mod p from math/big, on
+// products and on arbitrary 6144-bit values: all ones (the largest carry),
+// halves of all ones or zero, single words, random.
+func TestReduceADX(t *testing.T) {
+	if !hasMulIFMA() {
+		t.Skip("no AVX-512 IFMA/ADX on this CPU")
+	}
+	p := muPrime()
+	r := rand.New(rand.NewPCG(15, 16))
+	var cases [][2 * num3072Limbs]uint64
+	var ones, loOnes, hiOnes [2 * num3072Limbs]uint64
+	for i := range ones {
+		ones[i] = ^uint64(0)
+		if i < num3072Limbs {
+			loOnes[i] = ^uint64(0)
+		} else {
+			hiOnes[i] = ^uint64(0)
+		}
+	}
+	cases = append(cases, [2 * num3072Limbs]uint64{}, ones, loOnes, hiOnes)
+	for i := 0; i < 2*num3072Limbs; i++ {
+		var w [2 * num3072Limbs]uint64
+		w[i] = ^uint64(0)
+		cases = append(cases, w)
+	}
+	// Word i all ones and c·t_hi[i−1]'s high word added into it: a carry on
+	// the second (ADOX) chain out of word i, the last word included.
+	for i := 1; i < num3072Limbs; i++ {
+		var w [2 * num3072Limbs]uint64
+		w[i], w[num3072Limbs+i-1] = ^uint64(0), ^uint64(0)
+		cases = append(cases, w)
+	}
+	for i := 0; i < 500; i++ {
+		var w [2 * num3072Limbs]uint64
+		for k := range w {
+			w[k] = r.Uint64()
+		}
+		cases = append(cases, w)
+		var x, y num3072
+		for k := range x {
+			x[k], y[k] = r.Uint64(), r.Uint64()
+		}
+		mulFullComba(&w, &x, &y)
+		cases = append(cases, w)
+	}
+	for _, w := range cases {
+		var want, got num3072
+		want.reduce(&w)
+		got.reduceADX(&w)
+		tv := new(big.Int)
+		for k := len(w) - 1; k >= 0; k-- {
+			tv.Lsh(tv, 64).Or(tv, new(big.Int).SetUint64(w[k]))
+		}
+		if got != want || got.bigInt().Cmp(tv.Mod(tv, p)) != 0 {
+			t.Fatalf("reduceADX(%x) = %x, reduce %x, math/big %x", w, got.bigInt(), want.bigInt(), tv)
+		}
+	}
+}
+
 // mulMod through each implementation, with z aliasing both operands,
 // equals x·x mod p from math/big.
 func TestMulModAliasing(t *testing.T) {
@@ -255,6 +314,28 @@ func BenchmarkMuHashMulFull(b *testing.B) {
 				for b.Loop() {
 					mulFullIFMA(&t, &x, &y)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkMuHashReduce is the reduction alone: the Go loop, and the ADX
+// one the IFMA path uses.
+func BenchmarkMuHashReduce(b *testing.B) {
+	var t [2 * num3072Limbs]uint64
+	for i := range t {
+		t[i] = uint64(i) * 0x9e3779b97f4a7c15
+	}
+	var z num3072
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			z.reduce(&t)
+		}
+	})
+	if hasMulIFMA() {
+		b.Run("adx", func(b *testing.B) {
+			for b.Loop() {
+				z.reduceADX(&t)
 			}
 		})
 	}

@@ -261,5 +261,40 @@ func main() {
 	}
 	VZEROUPPER()
 	RET()
+
+	reduceStep()
 	Generate()
+}
+
+// muPrimeDiff is c in MuHash's prime p = 2^3072 − c.
+const muPrimeDiff = 1103717
+
+// reduceStep emits reduce3072ADX: z + 2^3072·carry = t_lo + c·t_hi, the
+// main loop of the Go reduce with two carry chains, ADCX for t_lo + lo(c·t_hi[i])
+// and ADOX for the hi(c·t_hi[i−1]) of the word before.
+func reduceStep() {
+	TEXT("reduce3072ADX", NOSPLIT, "func(z *[48]uint64, t *[96]uint64) (carry uint64)")
+	Pragma("noescape")
+	Doc("reduce3072ADX sets z + 2^3072·carry = (t mod 2^3072) + c·(t div 2^3072), for",
+		"c = 1103717: the reduction modulo 2^3072 − c before its last fold (BMI2, ADX).")
+	z := Mem{Base: Load(Param("z"), RDI)}
+	t := Mem{Base: Load(Param("t"), RSI)}
+	MOVQ(U32(muPrimeDiff), RDX)
+	XORQ(R11, R11) // zero; clears CF and OF
+	hiPrev, hiCur := R8, R9
+	for i := 0; i < words; i++ {
+		MULXQ(t.Offset(8*(words+i)), R10, hiCur)
+		MOVQ(t.Offset(8*i), RAX)
+		ADCXQ(R10, RAX)
+		if i > 0 {
+			ADOXQ(hiPrev, RAX)
+		}
+		MOVQ(RAX, z.Offset(8*i))
+		hiPrev, hiCur = hiCur, hiPrev
+	}
+	Comment("hi(c·t[95]) < c, so adding both carries cannot overflow.")
+	ADCXQ(R11, hiPrev)
+	ADOXQ(R11, hiPrev)
+	Store(hiPrev, ReturnIndex(0))
+	RET()
 }
