@@ -98,6 +98,14 @@ func (c *commonFlags) registerIndex(fs *flag.FlagSet) {
 		"A datadir remembers it: one with the index keeps it without the flag; an existing datadir without it builds it with 'utxod index build'")
 }
 
+// checkCompression validates --store-compression.
+func checkCompression(v string) error {
+	if v != "snappy" && v != "none" {
+		return fmt.Errorf("--store-compression: want snappy or none, got %q", v)
+	}
+	return nil
+}
+
 // check validates the shared flags' values before anything is opened, so a
 // bad value or a store this build lacks is a usage error (exit 2) with one
 // line saying what is wrong.
@@ -120,10 +128,8 @@ func (c *commonFlags) check() error {
 	default:
 		return fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
 	}
-	switch c.compression {
-	case "snappy", "none":
-	default:
-		return fmt.Errorf("--store-compression: want snappy or none, got %q", c.compression)
+	if err := checkCompression(c.compression); err != nil {
+		return err
 	}
 	if c.cacheMB < 0 {
 		return fmt.Errorf("--cache-mb: must not be negative, got %d", c.cacheMB)

@@ -460,6 +460,7 @@ func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Write
 	datadir := fs.String("datadir", "", "the new data directory (must not exist or be empty)")
 	backend := fs.String("backend", defaultBackend, "store: pebble, rocksdb or bbolt")
 	cacheMB := fs.Int("cache-mb", defaultCacheMB, "store cache budget in MiB (a quarter of it is the store's block cache)")
+	compression := fs.String("store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (as for import and serve)")
 	var headers listFlag
 	fs.Var(&headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
@@ -490,6 +491,10 @@ Flags:`)
 	}
 	if err := backends.Available(*backend); err != nil {
 		fmt.Fprintf(stderr, "utxod snapshot load: --backend %s: %v\n", *backend, err)
+		return 2
+	}
+	if err := checkCompression(*compression); err != nil {
+		fmt.Fprintln(stderr, "utxod snapshot load:", err)
 		return 2
 	}
 	if *cacheMB < 0 {
@@ -554,7 +559,7 @@ Flags:`)
 	sum, err := snapshot.Load(ctx, file, snapshot.LoadConfig{
 		Network: node, ExpectHash: f.expectHash.h, Headers: hs, Height: int32(f.height),
 		Backend: *backend, Datadir: *datadir,
-		KVOptions: backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Logger: log.With("store", *backend)},
+		KVOptions: backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Uncompressed: *compression == "none", Logger: log.With("store", *backend)},
 		Progress:  pr.update, Log: log,
 	})
 	pr.finish()
