@@ -206,6 +206,11 @@ func payloadCoin(p []byte, code uint64, arena []byte) (Coin, []byte) {
 		c.Script = data
 		return c, arena
 	}
+	if arena == nil {
+		// One allocation of the script's size, not append's growth steps
+		// (a coins-cache lookup decompresses every special script).
+		arena = make([]byte, 0, specialScriptLen(nSize))
+	}
 	start := len(arena)
 	arena, _ = appendDecompressedSpecial(arena, nSize, data)
 	c.Script = arena[start:len(arena):len(arena)]

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"utxod/utxo"
 )
@@ -20,6 +21,15 @@ const undoVersion = 1
 //	VARINT(count) then per entry: txid (32) ‖ VARINT(vout) ‖
 //	VARINT(height<<1|coinbase) ‖ value (int64 LE) ‖ VARINT(len) ‖ script
 func encodeUndo(dst []byte, d *utxo.Delta) []byte {
+	// Size it once: undo records are written for every block.
+	n := 1
+	for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten, d.Created} {
+		n += 9
+		for _, e := range list {
+			n += 32 + 5 + 5 + 8 + 3 + len(e.Script) // varints at their widest for these fields
+		}
+	}
+	dst = slices.Grow(dst, n)
 	dst = append(dst, undoVersion)
 	for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten, d.Created} {
 		dst = utxo.AppendVarInt(dst, uint64(len(list)))
