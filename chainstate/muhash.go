@@ -138,13 +138,11 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A contiguous share each, so the batch calls map several
+			// elements per keystream kernel call.
 			p := &parts[w]
-			for i := w; i < len(ins); i += workers {
-				p.Insert(ins[i])
-			}
-			for i := w; i < len(rem); i += workers {
-				p.Remove(rem[i])
-			}
+			p.InsertMany(ins[w*len(ins)/workers : (w+1)*len(ins)/workers])
+			p.RemoveMany(rem[w*len(rem)/workers : (w+1)*len(rem)/workers])
 		}()
 	}
 	wg.Wait()

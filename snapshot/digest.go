@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -122,6 +123,7 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 	work := make(chan *muBatch, 2*workers)
 	free := make(chan *muBatch, 2*workers+1)
 	parts := make([]utxo.MuHash3072, workers)
+	werrs := make([]error, workers)
 	var wg sync.WaitGroup
 	if cfg.muhash {
 		for w := range parts {
@@ -129,10 +131,8 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 			go func() {
 				defer wg.Done()
 				for b := range work {
-					start := 0
-					for _, end := range b.ends {
-						parts[w].Insert(b.buf[start:end])
-						start = end
+					if err := parts[w].InsertConcat(b.buf, b.ends); err != nil && werrs[w] == nil {
+						werrs[w] = err // cannot happen: ends are appended as buf grows
 					}
 					select {
 					case free <- b:
@@ -211,6 +211,9 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 		send()
 	}
 	stop()
+	if err := errors.Join(werrs...); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
 	if cfg.progress != nil {
 		cfg.progress(rd.Done(), total)
 	}

@@ -4,7 +4,7 @@
 
 package utxo
 
-// chacha8AVX512 sets out[w][b] to word w of ChaCha20 block b (b < 8) for key, nonce 0 and block counter b: the final state, input added.
+// chachaMuHashAVX512 sets out[i] (i < n) to the first 384 keystream bytes of ChaCha20 with key keys[i], nonce 0, counter 0, read as little-endian limbs; out and keys point at n consecutive values.
 //
 //go:noescape
-func chacha8AVX512(out *[16][8]uint32, key *[8]uint32)
+func chachaMuHashAVX512(out *[48]uint64, keys *[32]byte, n int)

@@ -213,20 +213,66 @@ func muHashElement(out *num3072, data []byte) {
 	muHashKeystreamGeneric(out, &key)
 }
 
+// muHashKeystreams sets out[i] to the keystream of keys[i] (the element
+// without its SHA-256) for every key; out must be at least as long as keys.
+func muHashKeystreams(out []num3072, keys [][32]byte) {
+	if chachaAVX512 {
+		muHashKeystreamsAVX512(out, keys)
+		return
+	}
+	for i := range keys {
+		muHashKeystreamGeneric(&out[i], &keys[i])
+	}
+}
+
+// muBatch is how many elements the batch paths map per keystream call: two
+// of the kernel's groups of eight.
+const muBatch = 16
+
+// mulElements multiplies acc by the elements of the n byte strings at(0),
+// ..., at(n-1), muBatch at a time.
+func mulElements(acc *num3072, n int, at func(int) []byte) {
+	var keys [muBatch][32]byte
+	var elems [muBatch]num3072
+	for i := 0; i < n; i += muBatch {
+		k := min(muBatch, n-i)
+		for j := range k {
+			keys[j] = sha256.Sum256(at(i + j))
+		}
+		muHashKeystreams(elems[:k], keys[:k])
+		for j := range k {
+			acc.mulMod(acc, &elems[j])
+		}
+	}
+}
+
 // chachaAVX512 selects the AVX-512 keystream (chacha_amd64.s): set once,
 // when the CPU has it and it passes a self-test against the generic code.
+// Only tests change it, to run the batch paths on both.
 var chachaAVX512 = hasChachaAVX512() && chachaSelfTest()
 
-// chachaSelfTest compares the AVX-512 keystream with x/crypto's for a few
-// keys.
+// chachaSelfTest compares the AVX-512 keystreams with x/crypto's for every
+// batch size up to 9 (one element, partial groups, a full group and one
+// more) and checks that the kernel writes nothing past the batch.
 func chachaSelfTest() bool {
-	for i := 0; i < 4; i++ {
-		key := sha256.Sum256([]byte{byte(i)})
-		var a, b num3072
-		muHashKeystreamGeneric(&a, &key)
-		muHashKeystreamAVX512(&b, &key)
-		if a != b {
-			return false
+	var keys [10][32]byte
+	var want [10]num3072
+	for i := range keys {
+		keys[i] = sha256.Sum256([]byte{byte(i)})
+		muHashKeystreamGeneric(&want[i], &keys[i])
+	}
+	var one num3072
+	muHashKeystreamAVX512(&one, &keys[0])
+	if one != want[0] {
+		return false
+	}
+	for n := 1; n < len(keys); n++ {
+		var got [10]num3072
+		muHashKeystreamsAVX512(got[:n], keys[:n])
+		for i := range got {
+			if (i < n && got[i] != want[i]) || (i >= n && got[i] != num3072{}) {
+				return false
+			}
 		}
 	}
 	return true
@@ -270,6 +316,47 @@ func (m *MuHash3072) Remove(data []byte) {
 	var e num3072
 	muHashElement(&e, data)
 	m.den.mulMod(&m.den, &e)
+}
+
+// InsertMany inserts every element of datas, as Insert on each would, with
+// the ChaCha20 keystreams of several elements computed per kernel call.
+func (m *MuHash3072) InsertMany(datas [][]byte) {
+	m.ensureInit()
+	mulElements(&m.num, len(datas), func(i int) []byte { return datas[i] })
+}
+
+// RemoveMany removes every element of datas, as Remove on each would.
+func (m *MuHash3072) RemoveMany(datas [][]byte) {
+	m.ensureInit()
+	mulElements(&m.den, len(datas), func(i int) []byte { return datas[i] })
+}
+
+// ErrMuHashEnds reports InsertConcat's ends that are not a non-decreasing
+// run of offsets within the buffer.
+var ErrMuHashEnds = errors.New("utxo: bad muhash element ends")
+
+// InsertConcat inserts the elements packed end to end in buf: element i is
+// buf[ends[i-1]:ends[i]], the first starting at 0 (a batch built with
+// AppendTxOutSer, recording len(buf) after each coin). It fails with
+// ErrMuHashEnds, leaving m unchanged, unless 0 ≤ ends[0] ≤ ends[1] ≤ … ≤
+// len(buf).
+func (m *MuHash3072) InsertConcat(buf []byte, ends []int) error {
+	prev := 0
+	for i, e := range ends {
+		if e < prev || e > len(buf) {
+			return fmt.Errorf("%w: ends[%d] = %d after %d, buffer of %d bytes", ErrMuHashEnds, i, e, prev, len(buf))
+		}
+		prev = e
+	}
+	m.ensureInit()
+	mulElements(&m.num, len(ends), func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return buf[start:ends[i]]
+	})
+	return nil
 }
 
 // coinBufSize is the stack buffer for one TxOutSer; larger scripts spill to

@@ -395,7 +395,7 @@ func TestMulFullMatchesComba(t *testing.T) {
 // the package selected.
 func TestChachaAVX512MatchesGeneric(t *testing.T) {
 	if !hasChachaAVX512() {
-		t.Skip("no AVX-512F/VL on this CPU")
+		t.Skip("no AVX-512F/BMI2 on this CPU")
 	}
 	if !chachaAVX512 {
 		t.Fatal("the CPU has AVX-512 but the self-test rejected the kernel")

@@ -1,16 +1,31 @@
 // Command _asm generates utxo/chacha_amd64.s and its Go stub with avo: the
-// ChaCha20 keystream of a MuHash3072 element, 8 blocks at once.
+// ChaCha20 keystreams of MuHash3072 elements, computed in ZMM registers.
 //
 // Run it through `go generate ./utxo/...` from the main module.
 //
-// Layout: AVX-512F+VL on YMM registers. Yi holds state word i of the 8
-// blocks (lane j = block j), so a quarter round is 12 instructions with
-// VPROLD for the rotations; Y16..Y28 keep the input words for the final
-// addition (words 13..15, nonce 0, start at zero and need none). The final
-// state is stored as out[word][block].
+// An element is the first 384 bytes of ChaCha20's keystream (nonce 0), i.e.
+// blocks 0..5. The kernel lays the blocks of a group of elements out flat,
+// lane by lane: global block g of the group is block g%B of element g/B,
+// and each pass computes 16 of them (lane i = block 16p+i). With B = 6 a
+// group of 8 elements is exactly 3 passes and no lane is wasted; B = 8 (two
+// elements of 8 blocks per pass, blocks 6 and 7 thrown away) was measured
+// against it (docs/benchmarks/digests.md) and is kept as a generator option
+// only.
+//
+// Within a pass Zi holds state word i of the 16 blocks, so a quarter round
+// is 12 instructions with VPROLD for the rotations. The lanes' key words
+// are picked out of the group's keys (loaded two keys per register, under
+// a mask so that nothing past the last key is read) with VPERMI2D. After
+// the final addition a 16×16 dword transpose (VPUNPCK[LH]DQ, VPUNPCK[LH]QDQ,
+// then two rounds of VSHUFI32X4) turns each register into one 64-byte
+// block, stored where it belongs in the elements' num3072 limbs (the limbs
+// are the keystream bytes read little-endian, so the layout is the bytes').
 package main
 
 import (
+	"flag"
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -19,12 +34,41 @@ import (
 // sigma is "expand 32-byte k", ChaCha20's constant words 0..3.
 var sigma = [4]uint32{0x61707865, 0x3320646e, 0x79622d32, 0x6b206574}
 
-// blocks is the number of ChaCha20 blocks per call: 8 x 64 = 512 bytes, of
-// which the element uses 384.
-const blocks = 8
+const (
+	lanes        = 16  // 32-bit lanes of a ZMM register
+	elemBlocks   = 6   // 384-byte element = 6 ChaCha20 blocks
+	elemBytes    = 384 // one num3072
+	blockBytes   = 64
+	keyBytes     = 32
+	doubleRounds = 10
+)
 
-var ymm = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15,
-	Y16, Y17, Y18, Y19, Y20, Y21, Y22, Y23, Y24, Y25, Y26, Y27, Y28, Y29, Y30, Y31}
+var zmm = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+	Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+
+// layout is a way of assigning blocks to lanes: groups of elems elements,
+// blocks ChaCha20 blocks computed per element (≥ elemBlocks).
+type layout struct {
+	name   string
+	elems  int
+	blocks int
+}
+
+func (l layout) passes() int { return (l.elems*l.blocks + lanes - 1) / lanes }
+
+// lane returns the element (within the group) and block counter of lane i
+// of pass p.
+func (l layout) lane(p, i int) (elem, block int) {
+	g := lanes*p + i
+	return g / l.blocks, g % l.blocks
+}
+
+// window returns the first key of the four that pass p's lanes may use:
+// the even key at or below its first element.
+func (l layout) window(p int) int {
+	e, _ := l.lane(p, 0)
+	return e &^ 1
+}
 
 // table emits a read-only table of 32-bit words.
 func table(name string, words []uint32) Mem {
@@ -48,58 +92,184 @@ func quarterRound(a, b, c, d Register) {
 	}
 }
 
-func main() {
-	ConstraintExpr("amd64,!purego")
-	sig := table("chachaSigma", sigma[:])
-	var counters []uint32
-	for i := uint32(0); i < blocks; i++ {
-		counters = append(counters, i)
+// transpose turns x (x[w] = word w of blocks 0..15) into the returned
+// registers (r[b] = the 16 words of block b), using t as scratch; x and t
+// are both clobbered.
+func transpose(x, t []VecPhysical) []VecPhysical {
+	Comment("Transpose: 32-bit, then 64-bit interleaves within 128-bit lanes.")
+	for j := 0; j < 8; j++ {
+		VPUNPCKLDQ(x[2*j+1], x[2*j], t[2*j])
+		VPUNPCKHDQ(x[2*j+1], x[2*j], t[2*j+1])
 	}
-	ctr := table("chachaCounters", counters)
+	// u[4k+c], 128-bit lane l: words 4k..4k+3 of block 4l+c.
+	u := x
+	for k := 0; k < 4; k++ {
+		a, b, c, d := t[4*k], t[4*k+1], t[4*k+2], t[4*k+3]
+		VPUNPCKLQDQ(c, a, u[4*k])
+		VPUNPCKHQDQ(c, a, u[4*k+1])
+		VPUNPCKLQDQ(d, b, u[4*k+2])
+		VPUNPCKHQDQ(d, b, u[4*k+3])
+	}
+	Comment("Then a 4×4 transpose of 128-bit lanes for each block offset c.")
+	e := t
+	for c := 0; c < 4; c++ {
+		a, b, cc, d := u[c], u[4+c], u[8+c], u[12+c]
+		VSHUFI32X4(U8(0x44), b, a, e[4*c])
+		VSHUFI32X4(U8(0xee), b, a, e[4*c+1])
+		VSHUFI32X4(U8(0x44), d, cc, e[4*c+2])
+		VSHUFI32X4(U8(0xee), d, cc, e[4*c+3])
+	}
+	r := make([]VecPhysical, lanes)
+	f := x
+	for c := 0; c < 4; c++ {
+		e0, e1, e2, e3 := e[4*c], e[4*c+1], e[4*c+2], e[4*c+3]
+		VSHUFI32X4(U8(0x88), e2, e0, f[4*c])
+		VSHUFI32X4(U8(0xdd), e2, e0, f[4*c+1])
+		VSHUFI32X4(U8(0x88), e3, e1, f[4*c+2])
+		VSHUFI32X4(U8(0xdd), e3, e1, f[4*c+3])
+		for l := 0; l < 4; l++ {
+			r[4*l+c] = f[4*c+l]
+		}
+	}
+	return r
+}
 
-	TEXT("chacha8AVX512", NOSPLIT, "func(out *[16][8]uint32, key *[8]uint32)")
+func kernel(l layout) {
+	sig := table("chachaSigma"+l.name, sigma[:])
+	var idx, ctr []uint32
+	for p := 0; p < l.passes(); p++ {
+		w0 := l.window(p)
+		for w := 0; w < 8; w++ {
+			for i := 0; i < lanes; i++ {
+				e, _ := l.lane(p, i)
+				rel := min(e-w0, 3) // lanes past the group read a valid (masked) key
+				idx = append(idx, uint32(8*rel+w))
+			}
+		}
+		for i := 0; i < lanes; i++ {
+			_, b := l.lane(p, i)
+			ctr = append(ctr, uint32(b))
+		}
+	}
+	idxT := table("chachaKeyIndex"+l.name, idx)
+	ctrT := table("chachaCounter"+l.name, ctr)
+
+	name := "chachaMuHash" + l.name
+	TEXT(name, NOSPLIT, "func(out *[48]uint64, keys *[32]byte, n int)")
 	Pragma("noescape")
-	Doc("chacha8AVX512 sets out[w][b] to word w of ChaCha20 block b (b < 8) for key, nonce 0 and block counter b: the final state, input added.")
-	out := Mem{Base: Load(Param("out"), RDI)}
-	key := Mem{Base: Load(Param("key"), RSI)}
-	x := ymm[:16]
-	for i := 0; i < 4; i++ {
-		VPBROADCASTD(sig.Offset(4*i), x[i])
-	}
-	for i := 0; i < 8; i++ {
-		VPBROADCASTD(key.Offset(4*i), x[4+i])
-	}
-	VMOVDQU(ctr, x[12])
-	for i := 13; i < 16; i++ {
-		VPXOR(x[i], x[i], x[i])
-	}
-	Comment("Keep the input for the final addition in Y16..Y28.")
-	in := ymm[16:29]
-	for i, r := range in {
-		VMOVDQA32(x[i], r)
-	}
-	n := RCX
-	MOVQ(U32(10), n)
+	Doc(fmt.Sprintf("%s sets out[i] (i < n) to the first %d keystream bytes of ChaCha20 with key keys[i], nonce 0, counter 0, read as little-endian limbs; out and keys point at n consecutive values.", name, elemBytes))
+	outP := Load(Param("out"), RDI)
+	keysP := Load(Param("keys"), RSI)
+	n := Load(Param("n"), RDX)
+	out, keys := Mem{Base: outP}, Mem{Base: keysP}
+	m, t, cnt, rounds := R8, R9, R10, RCX
 
-	Label("chacha8AVX512_loop")
-	Comment("Column round, then diagonal round.")
-	for i := 0; i < 4; i++ {
-		quarterRound(x[i], x[4+i], x[8+i], x[12+i])
-	}
-	for i := 0; i < 4; i++ {
-		quarterRound(x[i], x[4+(i+1)%4], x[8+(i+2)%4], x[12+(i+3)%4])
-	}
-	DECQ(n)
-	JNZ(LabelRef("chacha8AVX512_loop"))
+	x := zmm[:16]
+	saved := zmm[16:24] // key words 4..11, for the final addition
+	klo, khi := Z24, Z25
 
-	for i, r := range in {
-		VPADDD(r, x[i], x[i])
+	Label(name + "_group")
+	TESTQ(n, n)
+	JLE(LabelRef(name + "_done"))
+	Comment(fmt.Sprintf("m = min(n, %d): the elements of this group.", l.elems))
+	MOVQ(U32(l.elems), m)
+	CMPQ(n, m)
+	CMOVQLT(n, m)
+
+	for p := 0; p < l.passes(); p++ {
+		first, _ := l.lane(p, 0)
+		w0 := l.window(p)
+		pass := fmt.Sprintf("%s_pass%d", name, p)
+		Comment(fmt.Sprintf("Pass %d: lanes are blocks %d..%d of the group, keys %d..%d.", p, lanes*p, lanes*p+lanes-1, w0, w0+3))
+		if first > 0 {
+			CMPQ(m, U32(first))
+			JLE(LabelRef(name + "_next"))
+		}
+		Comment("Load keys w0..w0+3 that exist (m−w0 of them, at most 4), zeroing the rest.")
+		MOVQ(m, cnt)
+		if w0 > 0 {
+			SUBQ(U32(w0), cnt)
+		}
+		MOVQ(U32(4), t)
+		CMPQ(cnt, t)
+		CMOVQGT(t, cnt)
+		SHLQ(U8(3), cnt)
+		MOVQ(I32(-1), t)
+		SHLXQ(cnt, t, t)
+		NOTQ(t)
+		KMOVW(t.As32(), K1)
+		SHRQ(U8(16), t)
+		KMOVW(t.As32(), K2)
+		VMOVDQU32_Z(keys.Offset(keyBytes*w0), K1, klo)
+		VMOVDQU32_Z(keys.Offset(keyBytes*w0+64), K2, khi)
+
+		for i := 0; i < 4; i++ {
+			VPBROADCASTD(sig.Offset(4*i), x[i])
+		}
+		for w := 0; w < 8; w++ {
+			VMOVDQU32(idxT.Offset(4*lanes*(8*p+w)), saved[w])
+			VPERMI2D(khi, klo, saved[w])
+			VMOVDQA32(saved[w], x[4+w])
+		}
+		VMOVDQU32(ctrT.Offset(4*lanes*p), x[12])
+		for i := 13; i < 16; i++ {
+			VPXORD(x[i], x[i], x[i])
+		}
+		MOVQ(U32(doubleRounds), rounds)
+		Label(pass + "_rounds")
+		Comment("Column round, then diagonal round.")
+		for i := 0; i < 4; i++ {
+			quarterRound(x[i], x[4+i], x[8+i], x[12+i])
+		}
+		for i := 0; i < 4; i++ {
+			quarterRound(x[i], x[4+(i+1)%4], x[8+(i+2)%4], x[12+(i+3)%4])
+		}
+		DECQ(rounds)
+		JNZ(LabelRef(pass + "_rounds"))
+
+		Comment("Add the input; words 13..15 started at zero.")
+		for i := 0; i < 4; i++ {
+			VPADDD_BCST(sig.Offset(4*i), x[i], x[i])
+		}
+		for w := 0; w < 8; w++ {
+			VPADDD(saved[w], x[4+w], x[4+w])
+		}
+		VPADDD(ctrT.Offset(4*lanes*p), x[12], x[12])
+
+		blk := transpose(x, zmm[16:32])
+		Comment("Store the blocks of the group's elements (element e only if e < m).")
+		prev := first
+		for i := 0; i < lanes; i++ {
+			e, b := l.lane(p, i)
+			if b >= elemBlocks || e >= l.elems {
+				continue
+			}
+			if e != prev {
+				CMPQ(m, U32(e))
+				JLE(LabelRef(name + "_next"))
+				prev = e
+			}
+			VMOVDQU64(blk[i], out.Offset(elemBytes*e+blockBytes*b))
+		}
 	}
-	Comment("Words 13..15 started at zero.")
-	for i, r := range x {
-		VMOVDQU(r, out.Offset(32*i))
-	}
+	Label(name + "_next")
+	ADDQ(U32(elemBytes*l.elems), outP)
+	ADDQ(U32(keyBytes*l.elems), keysP)
+	SUBQ(U32(l.elems), n)
+	JMP(LabelRef(name + "_group"))
+
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+func main() {
+	alt := flag.Bool("layout8", false, "also emit chachaMuHash8 (2 elements × 8 blocks per pass), for measurements")
+	flag.Parse()
+	ConstraintExpr("amd64,!purego")
+	kernel(layout{name: "AVX512", elems: 8, blocks: elemBlocks})
+	if *alt {
+		kernel(layout{name: "8AVX512", elems: 2, blocks: 8})
+	}
 	Generate()
 }
