@@ -661,7 +661,7 @@ chachaMuHashAVX512_pass0_rounds:
 	VPUNPCKLQDQ Z31, Z29, Z14
 	VPUNPCKHQDQ Z31, Z29, Z15
 
-	// Then a 4×4 transpose of 128-bit lanes for each block offset c.
+	// Then a 4×4 transpose of 128-bit lanes for each offset c.
 	VSHUFI32X4 $0x44, Z4, Z0, Z16
 	VSHUFI32X4 $0xee, Z4, Z0, Z17
 	VSHUFI32X4 $0x44, Z12, Z8, Z18
@@ -920,7 +920,7 @@ chachaMuHashAVX512_pass1_rounds:
 	VPUNPCKLQDQ Z31, Z29, Z14
 	VPUNPCKHQDQ Z31, Z29, Z15
 
-	// Then a 4×4 transpose of 128-bit lanes for each block offset c.
+	// Then a 4×4 transpose of 128-bit lanes for each offset c.
 	VSHUFI32X4 $0x44, Z4, Z0, Z16
 	VSHUFI32X4 $0xee, Z4, Z0, Z17
 	VSHUFI32X4 $0x44, Z12, Z8, Z18
@@ -1181,7 +1181,7 @@ chachaMuHashAVX512_pass2_rounds:
 	VPUNPCKLQDQ Z31, Z29, Z14
 	VPUNPCKHQDQ Z31, Z29, Z15
 
-	// Then a 4×4 transpose of 128-bit lanes for each block offset c.
+	// Then a 4×4 transpose of 128-bit lanes for each offset c.
 	VSHUFI32X4 $0x44, Z4, Z0, Z16
 	VSHUFI32X4 $0xee, Z4, Z0, Z17
 	VSHUFI32X4 $0x44, Z12, Z8, Z18

@@ -225,20 +225,22 @@ func muHashKeystreams(out []num3072, keys [][32]byte) {
 	}
 }
 
-// muBatch is how many elements the batch paths map per keystream call: two
-// of the kernel's groups of eight.
+// muBatch is how many elements the batch paths map per call: the SHA-256
+// kernel's 16 lanes, two of the keystream kernel's groups of eight.
 const muBatch = 16
 
 // mulElements multiplies acc by the elements of the n byte strings at(0),
 // ..., at(n-1), muBatch at a time.
 func mulElements(acc *num3072, n int, at func(int) []byte) {
+	var msgs [muBatch][]byte
 	var keys [muBatch][32]byte
 	var elems [muBatch]num3072
 	for i := 0; i < n; i += muBatch {
 		k := min(muBatch, n-i)
 		for j := range k {
-			keys[j] = sha256.Sum256(at(i + j))
+			msgs[j] = at(i + j)
 		}
+		sha256Many(keys[:k], msgs[:k])
 		muHashKeystreams(elems[:k], keys[:k])
 		for j := range k {
 			acc.mulMod(acc, &elems[j])

@@ -16,10 +16,10 @@
 // is 12 instructions with VPROLD for the rotations. The lanes' key words
 // are picked out of the group's keys (loaded two keys per register, under
 // a mask so that nothing past the last key is read) with VPERMI2D. After
-// the final addition a 16×16 dword transpose (VPUNPCK[LH]DQ, VPUNPCK[LH]QDQ,
-// then two rounds of VSHUFI32X4) turns each register into one 64-byte
-// block, stored where it belongs in the elements' num3072 limbs (the limbs
-// are the keystream bytes read little-endian, so the layout is the bytes').
+// the final addition a 16×16 dword transpose (zmm.Transpose16) turns each
+// register into one 64-byte block, stored where it belongs in the elements'
+// num3072 limbs (the limbs are the keystream bytes read little-endian, so
+// the layout is the bytes').
 package main
 
 import (
@@ -29,6 +29,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"utxod/utxo/_asm/zmm"
 )
 
 // sigma is "expand 32-byte k", ChaCha20's constant words 0..3.
@@ -43,7 +45,7 @@ const (
 	doubleRounds = 10
 )
 
-var zmm = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+var regs = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
 	Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
 
 // layout is a way of assigning blocks to lanes: groups of elems elements,
@@ -92,48 +94,6 @@ func quarterRound(a, b, c, d Register) {
 	}
 }
 
-// transpose turns x (x[w] = word w of blocks 0..15) into the returned
-// registers (r[b] = the 16 words of block b), using t as scratch; x and t
-// are both clobbered.
-func transpose(x, t []VecPhysical) []VecPhysical {
-	Comment("Transpose: 32-bit, then 64-bit interleaves within 128-bit lanes.")
-	for j := 0; j < 8; j++ {
-		VPUNPCKLDQ(x[2*j+1], x[2*j], t[2*j])
-		VPUNPCKHDQ(x[2*j+1], x[2*j], t[2*j+1])
-	}
-	// u[4k+c], 128-bit lane l: words 4k..4k+3 of block 4l+c.
-	u := x
-	for k := 0; k < 4; k++ {
-		a, b, c, d := t[4*k], t[4*k+1], t[4*k+2], t[4*k+3]
-		VPUNPCKLQDQ(c, a, u[4*k])
-		VPUNPCKHQDQ(c, a, u[4*k+1])
-		VPUNPCKLQDQ(d, b, u[4*k+2])
-		VPUNPCKHQDQ(d, b, u[4*k+3])
-	}
-	Comment("Then a 4×4 transpose of 128-bit lanes for each block offset c.")
-	e := t
-	for c := 0; c < 4; c++ {
-		a, b, cc, d := u[c], u[4+c], u[8+c], u[12+c]
-		VSHUFI32X4(U8(0x44), b, a, e[4*c])
-		VSHUFI32X4(U8(0xee), b, a, e[4*c+1])
-		VSHUFI32X4(U8(0x44), d, cc, e[4*c+2])
-		VSHUFI32X4(U8(0xee), d, cc, e[4*c+3])
-	}
-	r := make([]VecPhysical, lanes)
-	f := x
-	for c := 0; c < 4; c++ {
-		e0, e1, e2, e3 := e[4*c], e[4*c+1], e[4*c+2], e[4*c+3]
-		VSHUFI32X4(U8(0x88), e2, e0, f[4*c])
-		VSHUFI32X4(U8(0xdd), e2, e0, f[4*c+1])
-		VSHUFI32X4(U8(0x88), e3, e1, f[4*c+2])
-		VSHUFI32X4(U8(0xdd), e3, e1, f[4*c+3])
-		for l := 0; l < 4; l++ {
-			r[4*l+c] = f[4*c+l]
-		}
-	}
-	return r
-}
-
 func kernel(l layout) {
 	sig := table("chachaSigma"+l.name, sigma[:])
 	var idx, ctr []uint32
@@ -164,8 +124,8 @@ func kernel(l layout) {
 	out, keys := Mem{Base: outP}, Mem{Base: keysP}
 	m, t, cnt, rounds := R8, R9, R10, RCX
 
-	x := zmm[:16]
-	saved := zmm[16:24] // key words 4..11, for the final addition
+	x := regs[:16]
+	saved := regs[16:24] // key words 4..11, for the final addition
 	klo, khi := Z24, Z25
 
 	Label(name + "_group")
@@ -236,7 +196,7 @@ func kernel(l layout) {
 		}
 		VPADDD(ctrT.Offset(4*lanes*p), x[12], x[12])
 
-		blk := transpose(x, zmm[16:32])
+		blk := zmm.Transpose16(x, regs[16:32])
 		Comment("Store the blocks of the group's elements (element e only if e < m).")
 		prev := first
 		for i := 0; i < lanes; i++ {
