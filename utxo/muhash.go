@@ -321,7 +321,8 @@ func (m *MuHash3072) Remove(data []byte) {
 }
 
 // InsertMany inserts every element of datas, as Insert on each would, with
-// the ChaCha20 keystreams of several elements computed per kernel call.
+// the SHA-256s and ChaCha20 keystreams of 16 elements computed per batch
+// (the AVX-512 kernels where the CPU has them).
 func (m *MuHash3072) InsertMany(datas [][]byte) {
 	m.ensureInit()
 	mulElements(&m.num, len(datas), func(i int) []byte { return datas[i] })
