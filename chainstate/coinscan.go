@@ -3,6 +3,7 @@ package chainstate
 import (
 	"fmt"
 
+	"utxod/store"
 	"utxod/utxo"
 )
 
@@ -20,4 +21,22 @@ func (cs *Chainstate) ScanCoins(fn func(utxo.Entry) error) (utxo.Stats, error) {
 	}
 	defer snap.Close()
 	return snap.Stats, snap.Scan(fn)
+}
+
+// ScanCoinsParallel is ScanCoins with fn called from up to workers
+// goroutines at once, on store.ParallelScanner's schedule (worker names the
+// calling goroutine; contiguous txid parts, worker w's first the w-th, the
+// rest handed out in ascending order, each walked in order). A store whose
+// snapshot cannot walk in parallel (every store of ours can) is walked in
+// order as worker 0. It implements scripthash.ParallelCoinSource.
+func (cs *Chainstate) ScanCoinsParallel(workers int, fn func(worker int, e utxo.Entry) error) (utxo.Stats, error) {
+	snap, err := cs.SnapshotCoins()
+	if err != nil {
+		return utxo.Stats{}, fmt.Errorf("chainstate: coin snapshot: %w", err)
+	}
+	defer snap.Close()
+	if ps, ok := snap.Scanner.(store.ParallelScanner); ok {
+		return snap.Stats, ps.ScanParallel(workers, fn)
+	}
+	return snap.Stats, snap.Scan(func(e utxo.Entry) error { return fn(0, e) })
 }

@@ -164,6 +164,21 @@ type CoinSource interface {
 	ScanCoins(fn func(utxo.Entry) error) (utxo.Stats, error)
 }
 
+// ParallelCoinSource is a CoinSource that can also walk its snapshot on
+// several goroutines at once (chainstate.Chainstate, over
+// store.ParallelScanner).
+//
+// ScanCoinsParallel is ScanCoins with fn called from up to workers
+// goroutines at once; worker, in [0, workers), names the calling goroutine.
+// The txid space is cut into contiguous parts, each walked in txid order by
+// one worker: worker w starts with the w-th part, and the rest are handed
+// out in ascending txid order as workers free up. The first error from fn
+// stops every worker and is returned.
+type ParallelCoinSource interface {
+	CoinSource
+	ScanCoinsParallel(workers int, fn func(worker int, e utxo.Entry) error) (utxo.Stats, error)
+}
+
 func checkQueries(qs []Query) error {
 	for i := range qs {
 		q := &qs[i]

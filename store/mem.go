@@ -1,6 +1,9 @@
 package store
 
 import (
+	"sort"
+	"sync/atomic"
+
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -90,7 +93,10 @@ func (m *memStore) Snapshot([]validate.IndexEntry, *Stats) (Scanner, error) {
 	return sliceScanner(m.set.Sorted()), nil
 }
 
+// sliceScanner walks a sorted copy of the memory store's coins.
 type sliceScanner []utxo.Entry
+
+var _ ParallelScanner = sliceScanner(nil)
 
 func (s sliceScanner) Scan(fn func(utxo.Entry) error) error {
 	for _, e := range s {
@@ -101,6 +107,25 @@ func (s sliceScanner) Scan(fn func(utxo.Entry) error) error {
 	return nil
 }
 func (s sliceScanner) Close() error { return nil }
+
+// ScanParallel implements ParallelScanner.
+func (s sliceScanner) ScanParallel(workers int, fn func(worker int, e utxo.Entry) error) error {
+	return ScanParts(workers, func(w, lo, hi int, stop *atomic.Bool) error {
+		from := sort.Search(len(s), func(i int) bool { return txidHigh(s[i].Hash) >= lo })
+		for _, e := range s[from:] {
+			if txidHigh(e.Hash) >= hi || stop.Load() {
+				return nil
+			}
+			if err := fn(w, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// txidHigh is the first two bytes of a txid, big endian.
+func txidHigh(h wire.Hash) int { return int(h[0])<<8 | int(h[1]) }
 
 // cloneDelta deep-copies d so that it no longer aliases block buffers.
 func cloneDelta(d *utxo.Delta) *utxo.Delta {

@@ -41,6 +41,24 @@ type Scanner interface {
 	Close() error
 }
 
+// ParallelScanner is a Scanner that can also walk its copy on several
+// goroutines at once, for answers that do not depend on the order (a scan
+// for scripts); hash_serialized_3 and dumps keep the ordered Scan.
+//
+// ScanParallel visits every coin Scan visits, exactly once, calling fn from
+// up to workers goroutines at once (workers < 1 counts as 1); worker, in
+// [0, workers), names the calling goroutine, so fn may keep per-worker state
+// without locking. The txid space is cut into contiguous parts, each
+// walked in Scan's order by one worker: worker w starts with the w-th part,
+// and the rest are handed out in ascending txid order as workers free up
+// (so every coin below the lowest txid the workers have reached is done). The
+// first error (from fn or the store) stops every worker; ScanParallel
+// returns it once all have stopped. Entries are valid only during the call.
+type ParallelScanner interface {
+	Scanner
+	ScanParallel(workers int, fn func(worker int, e utxo.Entry) error) error
+}
+
 // TxCounter is implemented by stores that count, while they connect a
 // block, the change in the number of transactions with an unspent output
 // (gettxoutsetinfo's "transactions"), so the chainstate need not read every

@@ -34,6 +34,7 @@ func TestKV(t *testing.T, open func(t *testing.T, dir string) backends.KV) {
 	t.Run("BatchReplay", func(t *testing.T) { testBatchReplay(t, fresh(t)) })
 	t.Run("LargeValues", func(t *testing.T) { testLargeValues(t, fresh(t)) })
 	t.Run("SnapshotIsolation", func(t *testing.T) { testSnapshotIsolation(t, fresh(t)) })
+	t.Run("SnapshotParallelRanges", func(t *testing.T) { testSnapshotParallelRanges(t, fresh(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, fresh(t)) })
 	t.Run("Reopen", func(t *testing.T) { testReopen(t, open) })
 	t.Run("UseAfterClose", func(t *testing.T) { testUseAfterClose(t, open) })
@@ -662,6 +663,121 @@ func testSnapshotIsolation(t *testing.T, kv backends.KV) {
 	}
 	// The store is unaffected.
 	wantGet(t, kv, "a", ptr("2"))
+}
+
+// testSnapshotParallelRanges is the parallel coin scan's use of a
+// snapshot: many iterators of one snapshot on contiguous sub-ranges, all
+// live at once, walked from several goroutines (one goroutine holding two
+// and stepping them in turn), while the store keeps being written. Every
+// range sees exactly the snapshot's keys.
+func testSnapshotParallelRanges(t *testing.T, kv backends.KV) {
+	const keys = 4096
+	key := func(i int) []byte { return []byte{'p', byte(i >> 8), byte(i), 'k'} }
+	b := backends.NewBatch()
+	for i := 0; i < keys; i++ {
+		b.Put(key(i), fmt.Appendf(nil, "v%d", i))
+	}
+	b.Put([]byte("o"), []byte("outside"))
+	b.Put([]byte("q"), []byte("outside"))
+	if err := kv.Write(b, backends.NoSync); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := kv.NewSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	// The store moves on: values change, keys come and go, in every range.
+	writerDone := make(chan error, 1)
+	go func() {
+		for g := 0; g < 20; g++ {
+			b := backends.NewBatch()
+			for i := g; i < keys; i += 37 {
+				b.Put(key(i), []byte("new"))
+				b.Put(append(key(i), 'x'), []byte("added"))
+				b.Delete(key(i + 1))
+			}
+			if err := kv.Write(b, backends.NoSync); err != nil {
+				writerDone <- err
+				return
+			}
+		}
+		writerDone <- nil
+	}()
+	// ranges[r] is [bound(r), bound(r+1)); the first and last open-ended
+	// on the prefix, as the coin scan cuts them.
+	const ranges = 16
+	bound := func(r int) []byte { return []byte{'p', byte(r * keys / ranges >> 8), byte(r * keys / ranges)} }
+	its := make([]backends.Iterator, ranges)
+	for r := range its {
+		rg := backends.PrefixRange([]byte{'p'})
+		if r > 0 {
+			rg.Start = bound(r)
+		}
+		if r < ranges-1 {
+			rg.End = bound(r + 1)
+		}
+		if its[r], err = snap.NewIterator(rg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// walk drains iterators in turn, one step each, and checks that range
+	// r holds keys r*keys/ranges up to the next range's first.
+	walk := func(rs ...int) error {
+		next := make([]int, len(rs))
+		for j, r := range rs {
+			next[j] = r * keys / ranges
+		}
+		for live := len(rs); live > 0; {
+			live = 0
+			for j, r := range rs {
+				it := its[r]
+				if next[j] < 0 {
+					continue
+				}
+				if !it.Next() {
+					if err := it.Err(); err != nil {
+						return fmt.Errorf("range %d: %w", r, err)
+					}
+					if next[j] != (r+1)*keys/ranges {
+						return fmt.Errorf("range %d ends before key %d", r, next[j])
+					}
+					next[j] = -1
+					continue
+				}
+				live++
+				i := next[j]
+				if !bytes.Equal(it.Key(), key(i)) || string(it.Value()) != fmt.Sprintf("v%d", i) {
+					return fmt.Errorf("range %d: %q=%q, want key %d", r, it.Key(), it.Value(), i)
+				}
+				next[j]++
+			}
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, ranges)
+	for r := 0; r < ranges; r += 2 {
+		wg.Go(func() { errc <- walk(r, r+1) })
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for _, it := range its {
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := snap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
+	}
 }
 
 func testConcurrent(t *testing.T, kv backends.KV) {

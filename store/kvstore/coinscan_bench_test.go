@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -21,14 +22,17 @@ import (
 // store snapshot ScanCoins uses: "walk" visits every coin, "script"
 // answers one address query (scripts compared by bytes, as for
 // /api/address and /v1/scan), "scripthash" one /api/scripthash query
-// (SHA-256 of every script). coins/s is the figure.
+// (SHA-256 of every script). Each runs as "seq", the ordered walk on one
+// goroutine, and "par", the parallel walk on GOMAXPROCS, side by side.
+// coins/s is the figure.
 //
-//	go test -tags rocksdb -run '^$' -bench BenchmarkScanCoins -benchtime 3x ./chainstate/
+//	UTXOD_SCAN_COINS=1000000 go test -tags rocksdb -run '^$' -bench BenchmarkScanCoins -benchtime 3x -count 3 ./store/kvstore/
 func BenchmarkScanCoins(b *testing.B) {
 	n := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("UTXOD_SCAN_COINS")); err == nil && v > 0 {
 		n = v
 	}
+	workers := runtime.GOMAXPROCS(0)
 	for _, name := range storeNames {
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
@@ -44,33 +48,62 @@ func BenchmarkScanCoins(b *testing.B) {
 			st := New(kv, 1<<20)
 			src := storeSource{st}
 			for _, mode := range []string{"walk", "script", "scripthash"} {
-				b.Run(mode, func(b *testing.B) {
-					var q []scripthash.Query
-					switch mode {
-					case "script":
-						q = []scripthash.Query{{Hash: scripthash.Of(needle), Script: needle, Limit: scripthash.NoLimit}}
-					case "scripthash":
-						q = []scripthash.Query{{Hash: scripthash.Of(needle), Limit: scripthash.NoLimit}}
+				for _, arm := range []string{"seq", "par"} {
+					w := 1
+					if arm == "par" {
+						w = workers
 					}
-					start := time.Now()
-					for b.Loop() {
-						if mode == "walk" {
-							var seen int
-							if _, err := src.ScanCoins(func(utxo.Entry) error { seen++; return nil }); err != nil || seen != n {
-								b.Fatalf("%d coins, %v", seen, err)
+					b.Run(mode+"/"+arm, func(b *testing.B) {
+						var q []scripthash.Query
+						switch mode {
+						case "script":
+							q = []scripthash.Query{{Hash: scripthash.Of(needle), Script: needle, Limit: scripthash.NoLimit}}
+						case "scripthash":
+							q = []scripthash.Query{{Hash: scripthash.Of(needle), Limit: scripthash.NoLimit}}
+						}
+						start := time.Now()
+						for b.Loop() {
+							if mode == "walk" {
+								if seen := walkCoins(b, src, w); seen != n {
+									b.Fatalf("%d coins", seen)
+								}
+								continue
 							}
-							continue
+							res, err := scripthash.ScanWorkers(context.Background(), src, q, nil, w)
+							if err != nil || res.Scanned != uint64(n) || len(res.Answers[0].UTXOs) == 0 {
+								b.Fatalf("%+v %v", res.Answers, err)
+							}
 						}
-						res, err := scripthash.Scan(context.Background(), src, q, nil)
-						if err != nil || res.Scanned != uint64(n) || len(res.Answers[0].UTXOs) == 0 {
-							b.Fatalf("%+v %v", res.Answers, err)
-						}
-					}
-					b.ReportMetric(float64(n)*float64(b.N)/time.Since(start).Seconds(), "coins/s")
-				})
+						b.ReportMetric(float64(n)*float64(b.N)/time.Since(start).Seconds(), "coins/s")
+					})
+				}
 			}
 		})
 	}
+}
+
+// walkCoins counts the coins of src on workers goroutines (the ordered
+// walk for one), each into its own cache line.
+func walkCoins(b *testing.B, src storeSource, workers int) int {
+	if workers == 1 {
+		seen := 0
+		if _, err := src.ScanCoins(func(utxo.Entry) error { seen++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		return seen
+	}
+	seen := make([]struct {
+		n int
+		_ [120]byte
+	}, workers)
+	if _, err := src.ScanCoinsParallel(workers, func(w int, _ utxo.Entry) error { seen[w].n++; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	total := 0
+	for _, s := range seen {
+		total += s.n
+	}
+	return total
 }
 
 // storeSource scans a store's snapshot (ScanCoins without a chainstate).
@@ -86,9 +119,19 @@ func (ss storeSource) ScanCoins(fn func(utxo.Entry) error) (utxo.Stats, error) {
 	return st, snap.Scan(fn)
 }
 
+func (ss storeSource) ScanCoinsParallel(workers int, fn func(int, utxo.Entry) error) (utxo.Stats, error) {
+	var st store.Stats
+	snap, err := ss.s.Snapshot(nil, &st)
+	if err != nil {
+		return st, err
+	}
+	defer snap.Close()
+	return st, snap.(store.ParallelScanner).ScanParallel(workers, fn)
+}
+
 // fillCoins writes n coins as coin records and returns a script that some
 // of them pay.
-func fillCoins(b *testing.B, kv backends.KV, n int) []byte {
+func fillCoins(b testing.TB, kv backends.KV, n int) []byte {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	needle := append([]byte{0x00, 0x14}, make([]byte, 20)...)

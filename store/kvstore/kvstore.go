@@ -220,37 +220,3 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
-
-// scanner walks the 'c' records of a store snapshot.
-type scanner struct{ snap backends.Snapshot }
-
-func (k *scanner) Scan(fn func(utxo.Entry) error) error {
-	it, err := k.snap.NewIterator(backends.PrefixRange([]byte{prefixCoins}))
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	var outs []utxo.IndexedCoin
-	for it.Next() {
-		key := it.Key()
-		if len(key) != 33 {
-			return fmt.Errorf("kvstore: bad coins key %x", key)
-		}
-		var txid wire.Hash
-		copy(txid[:], key[1:])
-		outs, err = utxo.DecodeRecord(it.Value(), outs[:0])
-		if err != nil {
-			return fmt.Errorf("kvstore: coins of %s: %w", txid, err)
-		}
-		// Records keep outputs in numeric vout order, which is Core's
-		// hash_serialized_3 order within a txid.
-		for _, o := range outs {
-			if err := fn(utxo.Entry{Outpoint: utxo.Outpoint{Hash: txid, Index: o.Index}, Coin: o.Coin}); err != nil {
-				return err
-			}
-		}
-	}
-	return it.Err()
-}
-
-func (k *scanner) Close() error { return k.snap.Close() }
