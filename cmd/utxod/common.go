@@ -58,13 +58,15 @@ const (
 	defaultBackend      = "pebble"
 	defaultCacheMB      = 450
 	defaultScriptEngine = "utxod"
-	// The store fast paths of issue 19, on by default since the
-	// assume-valid gates promoted them twice
-	// (docs/benchmarks/gate/nonsig-fast-path-assume-valid,
-	// defaults-fast-path-assume-valid; docs/benchmarks/nonsig.md).
+	// Store fast paths of issue 19 on by default: the assume-valid gates
+	// promoted them (docs/benchmarks/gate/nonsig-fast-path-assume-valid,
+	// defaults-fast-path-assume-valid, defaults-three-assume-valid;
+	// docs/benchmarks/nonsig.md). Block files stay opt-in: on a full
+	// disk they do not yet stop the store as a KV write does
+	// (internal/torture TestFullDisk).
 	defaultCompression = "none"
 	defaultEarlySync   = false
-	defaultBlockFiles  = true
+	defaultBlockFiles  = false
 	defaultTrustMisses = true
 )
 

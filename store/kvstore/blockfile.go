@@ -93,10 +93,19 @@ func (f *blockFiles) file(n uint32) (*os.File, error) {
 	}
 	h, err := os.OpenFile(filepath.Join(f.dir, blockFileName(n)), flags, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: block files: %w", err)
+		return nil, blockFileErr("block files", err)
 	}
 	f.files[n] = h
 	return h, nil
+}
+
+// blockFileErr wraps a block-file error; a full disk is backends.ErrDiskFull
+// as the stores' own (503 disk-full from the API, the import's message).
+func blockFileErr(op string, err error) error {
+	if backends.IsDiskFull(err) {
+		err = backends.DiskFull(err)
+	}
+	return fmt.Errorf("kvstore: %s: %w", op, err)
 }
 
 // append writes raw at the end of the current file (starting a new one past
@@ -113,7 +122,7 @@ func (f *blockFiles) append(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	if _, err := h.WriteAt(raw, f.size); err != nil {
-		return nil, fmt.Errorf("kvstore: append block: %w", err)
+		return nil, blockFileErr("append block", err)
 	}
 	loc := make([]byte, blockLocLen)
 	binary.LittleEndian.PutUint32(loc, f.cur)
@@ -199,7 +208,7 @@ func (f *blockFiles) sync() error {
 	defer f.mu.Unlock()
 	for n := range f.dirty {
 		if err := f.files[n].Sync(); err != nil {
-			return fmt.Errorf("kvstore: sync %s: %w", blockFileName(n), err)
+			return blockFileErr("sync "+blockFileName(n), err)
 		}
 		delete(f.dirty, n)
 	}
