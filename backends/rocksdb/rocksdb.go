@@ -261,6 +261,16 @@ func (d *DB) NewSnapshot() (backends.Snapshot, error) {
 // first (RocksDB asserts there are none at close).
 func (d *DB) Close() error {
 	return d.g.Close(func() error {
+		if !d.readOnly && d.failure() == nil {
+			// Flush the memtables, so the next open reads tables instead of
+			// replaying the write-ahead log into a memtable (a dump right
+			// after an import took 2× the time and 6× the memory). An
+			// error leaves the log, which the next open replays.
+			fo := grocksdb.NewDefaultFlushOptions()
+			fo.SetWait(true)
+			_ = d.db.Flush(fo)
+			fo.Destroy()
+		}
 		d.db.Close()
 		d.ro.Destroy()
 		d.woSync.Destroy()
