@@ -57,13 +57,14 @@ type StreamConfig struct {
 // fetched is one block of a stream: next's answer and, when prefetched,
 // its parse and CheckBlock verdict.
 type fetched struct {
-	raw      []byte // owned
-	tag      int64
-	err      error // next's
+	raw []byte // owned
+	tag int64
+	err error // next's
+	// b is the parse when prefetched; it then went through CheckBlock
+	// (verdict check) unless it did not parse (parseErr).
 	b        *wire.Block
 	parseErr error
-	checked  bool  // b went through CheckBlock
-	check    error // its verdict
+	check    error
 }
 
 // fetchNext reads the next block; with prefetch it parses and checks it
@@ -78,7 +79,7 @@ func (cs *Chainstate) fetchNext(next func() ([]byte, int64, error), prefetch boo
 	if prefetch {
 		f.b, f.parseErr = wire.ParseBlock(f.raw)
 		if f.parseErr == nil {
-			f.check, f.checked = cs.v.CheckBlock(f.b), true
+			f.check = cs.v.CheckBlock(f.b)
 		}
 	}
 	return f
@@ -260,7 +261,7 @@ func (cs *Chainstate) processFetched(pl *pipeline, f *fetched) (Result, error) {
 		return res, fmt.Errorf("%w: %w", ErrParse, err)
 	}
 	pl.hash = b.Hash
-	if f.checked {
+	if f.b != nil {
 		cs.prechecked, cs.precheck = b, f.check
 		defer func() { cs.prechecked, cs.precheck = nil, nil }()
 	}

@@ -51,7 +51,6 @@ import "C"
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"reflect"
 	"unsafe"
@@ -98,10 +97,8 @@ var batchedIterators = iteratorLayoutOK()
 // the next fill, which happens only in Next or First (the Iterator
 // contract: valid until the next Next).
 type batchCursor struct {
-	it    *grocksdb.Iterator
-	c     *C.rocksdb_iterator_t
-	ro    *grocksdb.ReadOptions
-	lower []byte
+	cursor // the iterator, its options and bounds; Err and Close extend its
+	c      *C.rocksdb_iterator_t
 
 	buf      []byte
 	fill     int // bytes of the current fill
@@ -112,7 +109,7 @@ type batchCursor struct {
 }
 
 func newBatchCursor(it *grocksdb.Iterator, ro *grocksdb.ReadOptions, lower []byte) *batchCursor {
-	return &batchCursor{it: it, c: cIterator(it), ro: ro, lower: lower}
+	return &batchCursor{cursor: cursor{it: it, ro: ro, lower: lower}, c: cIterator(it)}
 }
 
 func (c *batchCursor) First() bool {
@@ -177,15 +174,10 @@ func (c *batchCursor) Err() error {
 	if c.err != nil {
 		return c.err
 	}
-	if err := c.it.Err(); err != nil {
-		return fmt.Errorf("rocksdb: iterator: %w", err)
-	}
-	return nil
+	return c.cursor.Err()
 }
 
 func (c *batchCursor) Close() error {
-	c.it.Close()
-	c.ro.Destroy()
 	c.buf = nil
-	return nil
+	return c.cursor.Close()
 }

@@ -19,6 +19,18 @@ import (
 	"utxod/wire"
 )
 
+// mainnetStores opens an empty mainnet chainstate on the memory store and
+// on every KV store (1 MiB cache), by store name.
+func mainnetStores() map[string]func(t *testing.T) *chainstate.Chainstate {
+	stores := map[string]func(t *testing.T) *chainstate.Chainstate{
+		"memory": func(t *testing.T) *chainstate.Chainstate { return newMainnet(t, store.NewMem()) },
+	}
+	for _, name := range storeNames {
+		stores[name] = func(t *testing.T) *chainstate.Chainstate { return newMainnetKV(t, openKV(t, name, t.TempDir()), 1<<20) }
+	}
+	return stores
+}
+
 // ScanCoins walks the whole coin set of the tip, in hash_serialized_3
 // order, on the memory store and every KV store.
 func TestScanCoins(t *testing.T) {
@@ -26,12 +38,7 @@ func TestScanCoins(t *testing.T) {
 	const height = 300
 	// Mainnet block 1's coinbase (its only transaction), 50 BTC at height 1.
 	block1, _ := wire.ParseHash("0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098")
-	stores := map[string]func(t *testing.T) *chainstate.Chainstate{
-		"memory": func(t *testing.T) *chainstate.Chainstate { return newMainnet(t, store.NewMem()) },
-	}
-	for _, name := range storeNames {
-		stores[name] = func(t *testing.T) *chainstate.Chainstate { return newMainnetKV(t, openKV(t, name, t.TempDir()), 1<<20) }
-	}
+	stores := mainnetStores()
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			cs := open(t)
@@ -80,12 +87,7 @@ func TestScanCoins(t *testing.T) {
 // worker's in ascending order, on the memory store and every KV store.
 func TestScanCoinsParallel(t *testing.T) {
 	blocks := mainnetBlocks(t)
-	stores := map[string]func(t *testing.T) *chainstate.Chainstate{
-		"memory": func(t *testing.T) *chainstate.Chainstate { return newMainnet(t, store.NewMem()) },
-	}
-	for _, name := range storeNames {
-		stores[name] = func(t *testing.T) *chainstate.Chainstate { return newMainnetKV(t, openKV(t, name, t.TempDir()), 1<<20) }
-	}
+	stores := mainnetStores()
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			cs := open(t)

@@ -2,7 +2,6 @@ package shindex
 
 import (
 	"context"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"utxod/backends"
+	"utxod/internal/bench"
 	"utxod/internal/testchain"
 	"utxod/scripthash"
 	"utxod/store"
@@ -81,19 +81,6 @@ func writeCoins(b *testing.B, kv backends.KV, coins []utxo.Entry) {
 	}
 }
 
-func dirBytes(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
 // BenchmarkIndexBuild: n synthetic coins (UTXOD_INDEX_COINS) written to
 // two datadirs per store, one of which then builds the index; reports the
 // build rate and the index's size per unspent output: the datadirs'
@@ -128,7 +115,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 					kv := testchain.OpenKV(b, name, dir)
 					kv.Close()
 				}
-				size := dirBytes
+				size := bench.DirSize
 				if name == "bbolt" {
 					// The file grows in big steps; count its B+tree's pages.
 					size = func(dir string) int64 { return bboltPages(b, dir) }
