@@ -22,16 +22,9 @@ type Writer struct {
 	bw      *bufio.Writer
 	meta    Metadata
 	written uint64
-	last    wire.Hash
-	started bool
 	err     error
-
-	grp     []byte             // the group being built (coins only)
-	ends    []int              // end offset in grp of each coin
-	vouts   []uint32           // vout of each coin
-	perm    []int              // key-order permutation when needed
-	coin    []byte             // scratch for one coin
-	tmp     []byte             // reordered group
+	enc     groupEncoder
+	out     []byte             // the encoded group
 	outs    []utxo.IndexedCoin // Add's pending group
 	pending wire.Hash          // its txid
 }
@@ -48,49 +41,43 @@ func NewWriter(w io.Writer, m Metadata) (*Writer, error) {
 // Written is the number of coins written so far.
 func (w *Writer) Written() uint64 { return w.written }
 
-func (w *Writer) checkTxid(txid wire.Hash) error {
-	if w.err != nil {
-		return w.err
-	}
-	if w.started && bytes.Compare(txid[:], w.last[:]) <= 0 {
-		w.err = fmt.Errorf("%w: writer got %s after %s", ErrGroupOrder, txid, w.last)
-		return w.err
-	}
-	w.last, w.started = txid, true
-	return nil
-}
-
 // WriteTx writes the group of txid. coins must be non-empty with distinct
 // vouts, in any order (WriteTx may reorder the slice).
 func (w *Writer) WriteTx(txid wire.Hash, coins []utxo.IndexedCoin) error {
-	if err := w.checkTxid(txid); err != nil {
+	if w.err != nil {
+		return w.err
+	}
+	var err error
+	if w.out, err = w.enc.appendTx(w.out[:0], txid, coins); err != nil {
+		w.err = err
 		return err
 	}
-	w.beginGroup()
-	for _, c := range coins {
-		w.coin = utxo.AppendCoreCoin(w.coin[:0], c.Coin)
-		w.addCoin(c.Index, w.coin)
-	}
-	return w.endGroup(txid)
+	return w.write(w.out, uint64(len(coins)))
 }
 
 // WriteRecord writes the group of txid from its v5 record (the store's
 // encoding, utxo.EncodeRecord) without decoding scripts.
 func (w *Writer) WriteRecord(txid wire.Hash, rec []byte) error {
-	if err := w.checkTxid(txid); err != nil {
-		return err
-	}
-	w.beginGroup()
-	var err error
-	w.coin, err = utxo.RecordCoreCoins(rec, w.coin, func(vout uint32, coin []byte) error {
-		w.addCoin(vout, coin)
-		return nil
-	})
-	if err != nil {
-		w.err = fmt.Errorf("snapshot: coins of %s: %w", txid, err)
+	if w.err != nil {
 		return w.err
 	}
-	return w.endGroup(txid)
+	n := w.enc.coins
+	var err error
+	if w.out, err = w.enc.appendRecord(w.out[:0], txid, rec); err != nil {
+		w.err = err
+		return err
+	}
+	return w.write(w.out, w.enc.coins-n)
+}
+
+// write writes encoded groups holding coins coins.
+func (w *Writer) write(groups []byte, coins uint64) error {
+	if _, err := w.bw.Write(groups); err != nil {
+		w.err = err
+		return err
+	}
+	w.written += coins
+	return nil
 }
 
 // Add takes coins one at a time in hash_serialized_3 order (txid, then
@@ -119,59 +106,6 @@ func (w *Writer) flushPending() error {
 	return err
 }
 
-func (w *Writer) beginGroup() {
-	w.grp, w.ends, w.vouts = w.grp[:0], w.ends[:0], w.vouts[:0]
-}
-
-func (w *Writer) addCoin(vout uint32, coin []byte) {
-	w.grp = wire.AppendCompactSize(w.grp, uint64(vout))
-	w.grp = append(w.grp, coin...)
-	w.ends = append(w.ends, len(w.grp))
-	w.vouts = append(w.vouts, vout)
-}
-
-func (w *Writer) endGroup(txid wire.Hash) error {
-	if len(w.ends) == 0 {
-		w.err = fmt.Errorf("snapshot: empty group for txid %s", txid)
-		return w.err
-	}
-	grp := w.grp
-	if !slices.IsSortedFunc(w.vouts, keyCompare) {
-		grp = w.reorder()
-	}
-	var hdr [32 + 9]byte
-	h := append(hdr[:0], txid[:]...)
-	h = wire.AppendCompactSize(h, uint64(len(w.ends)))
-	if _, err := w.bw.Write(h); err != nil {
-		w.err = err
-		return err
-	}
-	if _, err := w.bw.Write(grp); err != nil {
-		w.err = err
-		return err
-	}
-	w.written += uint64(len(w.ends))
-	return nil
-}
-
-// reorder returns the group's coins in key order.
-func (w *Writer) reorder() []byte {
-	w.perm = w.perm[:0]
-	for i := range w.vouts {
-		w.perm = append(w.perm, i)
-	}
-	slices.SortFunc(w.perm, func(a, b int) int { return keyCompare(w.vouts[a], w.vouts[b]) })
-	w.tmp = w.tmp[:0]
-	for _, i := range w.perm {
-		start := 0
-		if i > 0 {
-			start = w.ends[i-1]
-		}
-		w.tmp = append(w.tmp, w.grp[start:w.ends[i]]...)
-	}
-	return w.tmp
-}
-
 // Close writes a pending group (Add), flushes, and checks the count.
 func (w *Writer) Close() error {
 	if err := w.flushPending(); err != nil {
@@ -189,4 +123,106 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	return nil
+}
+
+// groupEncoder encodes txid groups in Core's form, checking that txids
+// ascend. A Writer has one; a parallel dump has one per worker and part.
+type groupEncoder struct {
+	first, last wire.Hash // the first and last txid encoded
+	coins       uint64    // the coins encoded
+	grp         []byte    // the group being built (coins only)
+	ends        []int     // end offset in grp of each coin
+	vouts       []uint32  // vout of each coin
+	perm        []int     // key-order permutation when needed
+	coin        []byte    // scratch for one coin
+	tmp         []byte    // reordered group
+}
+
+// reset forgets the groups encoded, keeping the scratch buffers.
+func (g *groupEncoder) reset() { g.first, g.last, g.coins = wire.Hash{}, wire.Hash{}, 0 }
+
+func (g *groupEncoder) checkTxid(txid wire.Hash) error {
+	switch {
+	case g.coins == 0:
+		g.first = txid
+	case bytes.Compare(txid[:], g.last[:]) <= 0:
+		return fmt.Errorf("%w: writer got %s after %s", ErrGroupOrder, txid, g.last)
+	}
+	g.last = txid
+	return nil
+}
+
+// appendTx appends the group of txid from its coins (any order, distinct
+// vouts; the slice is not modified).
+func (g *groupEncoder) appendTx(dst []byte, txid wire.Hash, coins []utxo.IndexedCoin) ([]byte, error) {
+	if err := g.checkTxid(txid); err != nil {
+		return dst, err
+	}
+	g.beginGroup()
+	for _, c := range coins {
+		g.coin = utxo.AppendCoreCoin(g.coin[:0], c.Coin)
+		g.addCoin(c.Index, g.coin)
+	}
+	return g.endGroup(dst, txid)
+}
+
+// appendRecord appends the group of txid from its v5 record.
+func (g *groupEncoder) appendRecord(dst []byte, txid wire.Hash, rec []byte) ([]byte, error) {
+	if err := g.checkTxid(txid); err != nil {
+		return dst, err
+	}
+	g.beginGroup()
+	var err error
+	g.coin, err = utxo.RecordCoreCoins(rec, g.coin, func(vout uint32, coin []byte) error {
+		g.addCoin(vout, coin)
+		return nil
+	})
+	if err != nil {
+		return dst, fmt.Errorf("snapshot: coins of %s: %w", txid, err)
+	}
+	return g.endGroup(dst, txid)
+}
+
+func (g *groupEncoder) beginGroup() {
+	g.grp, g.ends, g.vouts = g.grp[:0], g.ends[:0], g.vouts[:0]
+}
+
+func (g *groupEncoder) addCoin(vout uint32, coin []byte) {
+	g.grp = wire.AppendCompactSize(g.grp, uint64(vout))
+	g.grp = append(g.grp, coin...)
+	g.ends = append(g.ends, len(g.grp))
+	g.vouts = append(g.vouts, vout)
+}
+
+// endGroup appends the txid, the coin count and the group in key order.
+func (g *groupEncoder) endGroup(dst []byte, txid wire.Hash) ([]byte, error) {
+	if len(g.ends) == 0 {
+		return dst, fmt.Errorf("snapshot: empty group for txid %s", txid)
+	}
+	grp := g.grp
+	if !slices.IsSortedFunc(g.vouts, keyCompare) {
+		grp = g.reorder()
+	}
+	dst = append(dst, txid[:]...)
+	dst = wire.AppendCompactSize(dst, uint64(len(g.ends)))
+	g.coins += uint64(len(g.ends))
+	return append(dst, grp...), nil
+}
+
+// reorder returns the group's coins in key order.
+func (g *groupEncoder) reorder() []byte {
+	g.perm = g.perm[:0]
+	for i := range g.vouts {
+		g.perm = append(g.perm, i)
+	}
+	slices.SortFunc(g.perm, func(a, b int) int { return keyCompare(g.vouts[a], g.vouts[b]) })
+	g.tmp = g.tmp[:0]
+	for _, i := range g.perm {
+		start := 0
+		if i > 0 {
+			start = g.ends[i-1]
+		}
+		g.tmp = append(g.tmp, g.grp[start:g.ends[i]]...)
+	}
+	return g.tmp
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"utxod/backends"
@@ -417,5 +418,28 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
+	}
+}
+
+// cpuProfileFlag adds --cpuprofile to fs; the returned start begins the
+// profile when the flag is set and returns the function that ends it.
+func cpuProfileFlag(fs *flag.FlagSet) (start func() (stop func(), err error)) {
+	path := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	return func() (func(), error) {
+		if *path == "" {
+			return func() {}, nil
+		}
+		f, err := os.Create(*path)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}, nil
 	}
 }

@@ -34,7 +34,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
 	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	startProfile := cpuProfileFlag(fs)
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	prefetch := fs.Int("prefetch", 0, "read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off)")
@@ -76,21 +76,12 @@ Flags:`)
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintln(stderr, "utxod import:", err)
-			return 2
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(stderr, "utxod import:", err)
-			return 2
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
+	stopProfile, err := startProfile()
+	if err != nil {
+		fmt.Fprintln(stderr, "utxod import:", err)
+		return 2
 	}
+	defer stopProfile()
 	key, err := hex.DecodeString(*xorKey)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import: --xor-key:", err)

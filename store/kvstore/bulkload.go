@@ -275,7 +275,18 @@ func (l *BulkLoader) Finish(t BulkTip) error {
 // ScanRecords calls fn with every txid's v5 record in ascending txid order
 // (snapshot.RecordSource); rec is the iterator's, valid only during fn.
 func (k *scanner) ScanRecords(fn func(txid wire.Hash, rec []byte) error) error {
-	it, err := k.snap.NewIterator(backends.PrefixRange([]byte{prefixCoins}))
+	return k.scanRecords(backends.PrefixRange([]byte{prefixCoins}), fn)
+}
+
+// ScanRecordsRange is ScanRecords over the txids whose first two bytes are
+// in [lo, hi) (snapshot.RangeRecordSource); safe from several goroutines,
+// as every iterator comes from the one snapshot.
+func (k *scanner) ScanRecordsRange(lo, hi int, fn func(txid wire.Hash, rec []byte) error) error {
+	return k.scanRecords(coinRange(lo, hi), fn)
+}
+
+func (k *scanner) scanRecords(r backends.Range, fn func(txid wire.Hash, rec []byte) error) error {
+	it, err := k.snap.NewIterator(r)
 	if err != nil {
 		return err
 	}
