@@ -59,7 +59,9 @@ type rangeRecords struct {
 
 var errRange = errors.New("range failed")
 
-func (s *rangeRecords) Scan(func(utxo.Entry) error) error { return errors.New("rangeRecords: Scan not used") }
+func (s *rangeRecords) Scan(func(utxo.Entry) error) error {
+	return errors.New("rangeRecords: Scan not used")
+}
 
 func (s *rangeRecords) ScanRecords(fn func(wire.Hash, []byte) error) error {
 	return s.ScanRecordsRange(0, 1<<16, fn)
