@@ -181,6 +181,25 @@ type KV interface {
 	Close() error
 }
 
+// Appender is implemented by stores that can lay out appended keys more
+// densely than Write does: bbolt fills the B+tree pages of an append to the
+// brim instead of half, which halves the pages a bulk load writes.
+// WriteAppend is Write (same atomicity, durability and errors) for a batch
+// whose keys all sort after every key in the store; a batch that breaks
+// this is still applied exactly as Write would apply it, only less densely.
+type Appender interface {
+	WriteAppend(b *Batch, mode SyncMode) error
+}
+
+// WriteAppend writes b with kv's WriteAppend when it has one, else with
+// Write; b's keys should all sort after every key in kv (see Appender).
+func WriteAppend(kv KV, b *Batch, mode SyncMode) error {
+	if a, ok := kv.(Appender); ok {
+		return a.WriteAppend(b, mode)
+	}
+	return kv.Write(b, mode)
+}
+
 // Options configure Open. The zero value is valid.
 type Options struct {
 	// CacheBytes is the block-cache budget; 0 selects the store's default.

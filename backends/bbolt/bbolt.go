@@ -185,6 +185,23 @@ func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
 
 // Write implements backends.KV.
 func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
+	return d.write(b, mode, 0)
+}
+
+// appendFill is the page fill of WriteAppend: pages that only ever grow at
+// their end are packed full (bbolt's default, 0.5, leaves every page of a
+// sorted load half empty). Later inserts into a full page split it.
+const appendFill = 1.0
+
+// WriteAppend implements backends.Appender: Write with the bucket's pages
+// filled to appendFill when they split.
+func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
+	return d.write(b, mode, appendFill)
+}
+
+// write is Write with the bucket's FillPercent for this transaction (0:
+// bbolt's default).
+func (d *DB) write(b *backends.Batch, mode backends.SyncMode, fill float64) error {
 	if !d.g.Enter() {
 		return guard.Closed("bbolt")
 	}
@@ -208,7 +225,11 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 	d.db.NoSync = mode != backends.Sync
 	err := d.db.Update(func(tx *bolt.Tx) error {
 		// Key order: one pass over the B+tree leaves (see Batch.ReplaySorted).
-		return b.ReplaySorted(batchWriter{tx.Bucket(bucket)})
+		bk := tx.Bucket(bucket)
+		if fill > 0 {
+			bk.FillPercent = fill
+		}
+		return b.ReplaySorted(batchWriter{bk})
 	})
 	d.db.NoSync = false
 	if err != nil {

@@ -37,15 +37,20 @@ type Extra struct {
 	// cgo calls) instead of copying entries out in batches: the control arm
 	// of the batched cursor (batchiter.go).
 	PerEntryIterators bool
+	// PerEntryBatches builds each write batch with one grocksdb call per
+	// operation instead of encoding RocksDB's batch format in Go and
+	// handing it over in one call: the control arm of writerep.go.
+	PerEntryBatches bool
 }
 
 // DB is a RocksDB-backed backends.KV.
 type DB struct {
-	g        guard.Guard
-	db       *grocksdb.DB
-	dir      string
-	readOnly bool
-	batched  bool // iterators use batchCursor
+	g               guard.Guard
+	db              *grocksdb.DB
+	dir             string
+	readOnly        bool
+	batched         bool // iterators use batchCursor
+	perEntryBatches bool
 
 	failMu sync.Mutex
 	failed error // the first disk-full write error; later writes return it
@@ -84,7 +89,8 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		}
 	}
 
-	d := &DB{readOnly: o.ReadOnly, dir: dir, batched: batchedIterators && !extra.PerEntryIterators}
+	d := &DB{readOnly: o.ReadOnly, dir: dir, batched: batchedIterators && !extra.PerEntryIterators,
+		perEntryBatches: extra.PerEntryBatches}
 	d.cache = grocksdb.NewLRUCache(uint64(cacheBytes))
 	d.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
 	d.bbto.SetBlockCache(d.cache)
@@ -181,11 +187,11 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 		}
 		return nil
 	}
-	wb := grocksdb.NewWriteBatch()
-	defer wb.Destroy()
-	if err := b.Replay(batchWriter{wb}); err != nil {
+	wb, err := d.writeBatch(b)
+	if err != nil {
 		return fmt.Errorf("rocksdb: %w", err)
 	}
+	defer wb.Destroy()
 	wo := d.woNo
 	if mode == backends.Sync {
 		wo = d.woSync

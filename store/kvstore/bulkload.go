@@ -124,7 +124,8 @@ func (l *BulkLoader) writer() {
 	failed := false
 	for b := range l.writes {
 		if !failed {
-			if err := l.kv.Write(b, backends.NoSync); err != nil {
+			// Txids ascend and the store held nothing before them.
+			if err := backends.WriteAppend(l.kv, b, backends.NoSync); err != nil {
 				failed = true
 				l.werr <- fmt.Errorf("kvstore: bulk load: %w", err)
 			}
