@@ -128,6 +128,13 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		}
 		return nil, fmt.Errorf("rocksdb: %w", err)
 	}
+	if !o.ReadOnly {
+		if err := removeStaleAppends(dir); err != nil {
+			d.db.Close()
+			d.destroyOptions()
+			return nil, fmt.Errorf("rocksdb: %w", err)
+		}
+	}
 	d.ro = grocksdb.NewDefaultReadOptions()
 	d.woSync = grocksdb.NewDefaultWriteOptions()
 	d.woSync.SetSync(true)
