@@ -181,3 +181,24 @@ func (b *Batch) HasEmptyKey() bool {
 	}
 	return false
 }
+
+// AscendingPuts reports whether b is non-empty and holds only Puts, in
+// strictly ascending key order: what a store can write as one sorted table
+// file (see Appender).
+func (b *Batch) AscendingPuts() bool {
+	if b.Len() == 0 {
+		return false
+	}
+	for i, o := range b.ops {
+		if o.kind != opPut {
+			return false
+		}
+		if i > 0 {
+			p := b.ops[i-1]
+			if bytes.Compare(b.buf[o.koff:o.koff+o.klen], b.buf[p.koff:p.koff+p.klen]) <= 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -56,3 +56,25 @@ func TestReplaySortedEqualsReplay(t *testing.T) {
 		}
 	}
 }
+
+func TestAscendingPuts(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ops  func(b *Batch)
+		want bool
+	}{
+		{"empty", func(b *Batch) {}, false},
+		{"one", func(b *Batch) { b.Put([]byte("a"), nil) }, true},
+		{"ascending", func(b *Batch) { b.Put([]byte("a"), nil); b.Put([]byte("ab"), nil); b.Put([]byte("b"), []byte("v")) }, true},
+		{"empty key first", func(b *Batch) { b.Put(nil, nil); b.Put([]byte("a"), nil) }, true},
+		{"repeated", func(b *Batch) { b.Put([]byte("a"), nil); b.Put([]byte("a"), nil) }, false},
+		{"descending", func(b *Batch) { b.Put([]byte("b"), nil); b.Put([]byte("a"), nil) }, false},
+		{"deletion", func(b *Batch) { b.Put([]byte("a"), nil); b.Delete([]byte("b")) }, false},
+	} {
+		b := NewBatch()
+		c.ops(b)
+		if got := b.AscendingPuts(); got != c.want {
+			t.Errorf("%s: AscendingPuts = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

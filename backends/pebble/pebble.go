@@ -59,6 +59,7 @@ type DB struct {
 	dir      string
 	readOnly bool
 	stop     *stopper
+	opts     *pebble.Options // with defaults: the table options of WriteAppend
 }
 
 var _ backends.KV = (*DB)(nil)
@@ -116,7 +117,16 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebble: %w", err)
 	}
-	return &DB{db: db, dir: dir, readOnly: o.ReadOnly, stop: stop}, nil
+	wopts := opts.Clone()
+	wopts.EnsureDefaults()
+	d := &DB{db: db, dir: dir, readOnly: o.ReadOnly, stop: stop, opts: wopts}
+	if !o.ReadOnly {
+		if err := d.removeStaleAppends(); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("pebble: %w", err)
+		}
+	}
+	return d, nil
 }
 
 // open runs pebble.Open, returning early when the disk fills under it (Open

@@ -3,7 +3,6 @@
 package rocksdb
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -30,7 +29,7 @@ const appendFilePattern = "utxod-append-*.sst"
 // Puts is ingested as a table file; any other batch (deletions, keys out
 // of order or repeated) goes through Write.
 func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
-	if !ascendingPuts(b) {
+	if !b.AscendingPuts() {
 		return d.Write(b, mode)
 	}
 	if !d.g.Enter() {
@@ -85,29 +84,8 @@ type sstWriter struct{ w *grocksdb.SSTFileWriter }
 
 func (s sstWriter) Put(k, v []byte) error { return s.w.Put(k, v) }
 func (s sstWriter) Delete([]byte) error {
-	return errors.New("rocksdb: deletion in an appended table") // ascendingPuts excludes it
+	return errors.New("rocksdb: deletion in an appended table") // AscendingPuts excludes it
 }
-
-// ascendingPuts reports whether b is non-empty and holds only Puts, in
-// strictly ascending key order (what a table file can take).
-func ascendingPuts(b *backends.Batch) bool {
-	c := ascendingChecker{}
-	return b.Len() > 0 && b.Replay(&c) == nil
-}
-
-type ascendingChecker struct{ prev []byte }
-
-var errNotAscending = errors.New("not ascending puts")
-
-func (c *ascendingChecker) Put(k, _ []byte) error {
-	if c.prev != nil && bytes.Compare(k, c.prev) <= 0 {
-		return errNotAscending
-	}
-	c.prev = k
-	return nil
-}
-
-func (c *ascendingChecker) Delete([]byte) error { return errNotAscending }
 
 // removeStaleAppends deletes table files a crashed WriteAppend left in dir.
 func removeStaleAppends(dir string) error {
