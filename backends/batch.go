@@ -142,6 +142,9 @@ func (b *Batch) ReplaySorted(w Writer) error {
 	if b == nil {
 		return nil
 	}
+	if b.ascending() {
+		return b.Replay(w) // already in key order (a bulk load's appends)
+	}
 	idx := make([]int32, len(b.ops))
 	for i := range idx {
 		idx[i] = int32(i)
@@ -189,15 +192,20 @@ func (b *Batch) AscendingPuts() bool {
 	if b.Len() == 0 {
 		return false
 	}
-	for i, o := range b.ops {
+	for _, o := range b.ops {
 		if o.kind != opPut {
 			return false
 		}
-		if i > 0 {
-			p := b.ops[i-1]
-			if bytes.Compare(b.buf[o.koff:o.koff+o.klen], b.buf[p.koff:p.koff+p.klen]) <= 0 {
-				return false
-			}
+	}
+	return b.ascending()
+}
+
+// ascending reports whether the keys of b's operations strictly ascend.
+func (b *Batch) ascending() bool {
+	for i := 1; i < len(b.ops); i++ {
+		o, p := b.ops[i], b.ops[i-1]
+		if bytes.Compare(b.buf[o.koff:o.koff+o.klen], b.buf[p.koff:p.koff+p.klen]) <= 0 {
+			return false
 		}
 	}
 	return true
