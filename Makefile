@@ -100,6 +100,7 @@ tools: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/storebench ./cmd/storebench
 	$(GO) build -o $(BIN)/corerest ./cmd/corerest
 	$(GO) build -o $(BIN)/followbench ./cmd/followbench
+	$(GO) build -o $(BIN)/addrbench ./cmd/addrbench
 
 # A small performance gate (docs/benchmarks/gate/README.md): control
 # --merkle-kernel generic vs candidate --merkle-kernel auto, ABBA, every store,

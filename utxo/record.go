@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The v5 per-transaction record codec (byte-by-byte description in
@@ -305,13 +306,24 @@ func EncodeRecord(dst []byte, outs []IndexedCoin) ([]byte, error) {
 // one newly allocated buffer shared by the returned coins. Invalid input
 // fails with an error wrapping ErrNonCanonical and returns dst unchanged.
 func DecodeRecord(b []byte, dst []IndexedCoin) ([]IndexedCoin, error) {
+	dst, _, err := DecodeRecordArena(b, dst, nil)
+	return dst, err
+}
+
+// DecodeRecordArena is DecodeRecord with the special scripts decompressed
+// into arena (appended; a nil arena gets one allocation of the record's
+// size), which it returns for reuse: a walk that hands out coins valid only
+// during a call decodes every record into the same arena, with no
+// allocation per record.
+func DecodeRecordArena(b []byte, dst []IndexedCoin, arena []byte) ([]IndexedCoin, []byte, error) {
 	l, err := parseRecord(b)
 	if err != nil {
-		return dst, err
+		return dst, arena, err
 	}
-	var arena []byte
-	if l.special > 0 {
+	if l.special > 0 && arena == nil {
 		arena = make([]byte, 0, l.special)
+	} else if l.special > cap(arena)-len(arena) {
+		arena = slices.Grow(arena, l.special)
 	}
 	it := l.iter(b)
 	for i := 0; i < l.n; i++ {
@@ -320,7 +332,7 @@ func DecodeRecord(b []byte, dst []IndexedCoin) ([]IndexedCoin, error) {
 		c, arena = payloadCoin(e.payload, l.code, arena)
 		dst = append(dst, IndexedCoin{Index: e.vout, Coin: c})
 	}
-	return dst, nil
+	return dst, arena, nil
 }
 
 // RecordLen validates b and returns its number of outputs.

@@ -169,6 +169,18 @@ func checkRecordModel(t *testing.T, rec []byte, model map[uint32]Coin, voutRange
 			t.Fatalf("output %d: got %d %+v, want %d %+v", i, got[i].Index, got[i].Coin, k, model[k])
 		}
 	}
+	// Into an arena that already holds bytes and is too small: appended
+	// after them, the same coins.
+	arena := append(make([]byte, 0, 5), 1, 2, 3)
+	viaArena, arena, err := DecodeRecordArena(rec, nil, arena)
+	if err != nil || len(viaArena) != len(got) || !bytes.Equal(arena[:3], []byte{1, 2, 3}) {
+		t.Fatalf("DecodeRecordArena: %d outputs, %v, arena prefix %x", len(viaArena), err, arena[:3])
+	}
+	for i := range got {
+		if viaArena[i].Index != got[i].Index || !coinEqual(viaArena[i].Coin, got[i].Coin) {
+			t.Fatalf("DecodeRecordArena output %d: %+v, DecodeRecord %+v", i, viaArena[i], got[i])
+		}
+	}
 	for _, i := range []int{0, len(keys) / 2, len(keys) - 1} {
 		k := keys[i]
 		c, found, err := RecordGet(rec, k)

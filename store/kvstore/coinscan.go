@@ -50,7 +50,10 @@ func (k *scanner) walk(r backends.Range, stop *atomic.Bool, fn func(utxo.Entry) 
 		return err
 	}
 	defer it.Close()
-	var outs []utxo.IndexedCoin
+	var (
+		outs  []utxo.IndexedCoin
+		arena []byte // the special scripts of the current record
+	)
 	for it.Next() {
 		if stop != nil && stop.Load() {
 			return nil
@@ -61,7 +64,8 @@ func (k *scanner) walk(r backends.Range, stop *atomic.Bool, fn func(utxo.Entry) 
 		}
 		var txid wire.Hash
 		copy(txid[:], key[1:])
-		outs, err = utxo.DecodeRecord(it.Value(), outs[:0])
+		// Entries are valid only during fn: one arena for every record.
+		outs, arena, err = utxo.DecodeRecordArena(it.Value(), outs[:0], arena[:0])
 		if err != nil {
 			return fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 		}
