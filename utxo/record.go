@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // The v5 per-transaction record codec (byte-by-byte description in
@@ -100,6 +99,29 @@ func (it *recordDirIter) next() recordEntry {
 // parseRecord validates b completely (structure and every payload) and
 // returns its layout.
 func parseRecord(b []byte) (recordLayout, error) {
+	l, err := parseDirectory(b)
+	if err != nil {
+		return l, err
+	}
+	// Pass 2: every payload.
+	it := l.iter(b)
+	for i := 0; i < l.n; i++ {
+		e := it.next()
+		_, nSize, _, err := parsePayload(e.payload)
+		if err != nil {
+			return l, fmt.Errorf("entry %d (vout %d): %w", i, e.vout, err)
+		}
+		if nSize < numSpecialScripts {
+			l.special += specialScriptLen(nSize)
+		}
+	}
+	return l, nil
+}
+
+// parseDirectory validates b's header and directory (pass 1: where the
+// payloads start, their lengths adding up to the rest of b), not the
+// payloads themselves; l.special stays 0.
+func parseDirectory(b []byte) (recordLayout, error) {
 	var l recordLayout
 	code, k, err := ReadVarInt(b, maxRecordCode)
 	if err != nil {
@@ -145,18 +167,6 @@ func parseRecord(b []byte) (recordLayout, error) {
 	l.payStart = pos
 	if uint64(len(b)-pos) != total {
 		return l, nonCanonical("payloads are %d bytes, directory says %d", len(b)-pos, total)
-	}
-	// Pass 2: every payload.
-	it := l.iter(b)
-	for i := 0; i < l.n; i++ {
-		e := it.next()
-		_, nSize, _, err := parsePayload(e.payload)
-		if err != nil {
-			return l, fmt.Errorf("entry %d (vout %d): %w", i, e.vout, err)
-		}
-		if nSize < numSpecialScripts {
-			l.special += specialScriptLen(nSize)
-		}
 	}
 	return l, nil
 }
@@ -311,25 +321,31 @@ func DecodeRecord(b []byte, dst []IndexedCoin) ([]IndexedCoin, error) {
 }
 
 // DecodeRecordArena is DecodeRecord with the special scripts decompressed
-// into arena (appended; a nil arena gets one allocation of the record's
-// size), which it returns for reuse: a walk that hands out coins valid only
-// during a call decodes every record into the same arena, with no
-// allocation per record.
+// into arena (appended, grown as needed), which it returns for reuse: a walk
+// that hands out coins valid only during a call decodes every record into
+// the same arena, with no allocation per record. On error dst is returned
+// unchanged.
 func DecodeRecordArena(b []byte, dst []IndexedCoin, arena []byte) ([]IndexedCoin, []byte, error) {
-	l, err := parseRecord(b)
+	// One pass over the payloads, validating and decoding each (DecodeRecord
+	// validates all of them first, then parses them again).
+	l, err := parseDirectory(b)
 	if err != nil {
 		return dst, arena, err
 	}
-	if l.special > 0 && arena == nil {
-		arena = make([]byte, 0, l.special)
-	} else if l.special > cap(arena)-len(arena) {
-		arena = slices.Grow(arena, l.special)
-	}
+	n0 := len(dst)
 	it := l.iter(b)
 	for i := 0; i < l.n; i++ {
 		e := it.next()
-		var c Coin
-		c, arena = payloadCoin(e.payload, l.code, arena)
+		v, nSize, data, err := parsePayload(e.payload)
+		if err != nil {
+			return dst[:n0], arena, fmt.Errorf("entry %d (vout %d): %w", i, e.vout, err)
+		}
+		c := Coin{Value: v, Height: uint32(l.code >> 1), Coinbase: l.code&1 == 1, Script: data}
+		if nSize < numSpecialScripts {
+			start := len(arena)
+			arena, _ = appendDecompressedSpecial(arena, nSize, data) // parsePayload checked the form
+			c.Script = arena[start:len(arena):len(arena)]
+		}
 		dst = append(dst, IndexedCoin{Index: e.vout, Coin: c})
 	}
 	return dst, arena, nil

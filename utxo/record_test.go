@@ -275,6 +275,10 @@ func TestRecordRejectsNonCanonical(t *testing.T) {
 		if _, err := DecodeRecord(b, nil); !errors.Is(err, ErrNonCanonical) {
 			t.Errorf("%s: DecodeRecord err %v, want ErrNonCanonical", tc.name, err)
 		}
+		keep := []IndexedCoin{{Index: 9}}
+		if got, _, err := DecodeRecordArena(b, keep, nil); !errors.Is(err, ErrNonCanonical) || len(got) != 1 {
+			t.Errorf("%s: DecodeRecordArena err %v, %d coins; want ErrNonCanonical and dst unchanged", tc.name, err, len(got))
+		}
 		if _, _, _, err := RecordRemove(nil, b, 0); !errors.Is(err, ErrNonCanonical) {
 			t.Errorf("%s: RecordRemove err %v", tc.name, err)
 		}
@@ -305,6 +309,16 @@ func FuzzRecordDecode(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 2, 0, 6})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		outs, err := DecodeRecord(b, nil)
+		// The one-pass decoder agrees with the validate-then-decode one.
+		viaArena, _, aerr := DecodeRecordArena(b, nil, make([]byte, 0, 7))
+		if (err == nil) != (aerr == nil) || len(viaArena) != len(outs) {
+			t.Fatalf("DecodeRecord %d coins, %v; DecodeRecordArena %d coins, %v", len(outs), err, len(viaArena), aerr)
+		}
+		for i := range outs {
+			if viaArena[i].Index != outs[i].Index || !coinEqual(viaArena[i].Coin, outs[i].Coin) {
+				t.Fatalf("output %d: %+v vs %+v", i, viaArena[i], outs[i])
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrNonCanonical) {
 				t.Fatalf("error not wrapping ErrNonCanonical: %v", err)
