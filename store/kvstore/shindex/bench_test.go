@@ -188,3 +188,32 @@ func BenchmarkLookup(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApply: the index's in-memory side of connecting blocks of
+// 2,000 new coins each, every block but the first spending the previous
+// block's coins (created in the same flush window) and 500 coins the last
+// flush wrote; ns/op is one block.
+//
+//	go test -run '^$' -bench BenchmarkApply -benchmem ./store/kvstore/shindex/
+func BenchmarkApply(b *testing.B) {
+	coins, _ := synthCoins(2_000 * 64)
+	old, _ := synthCoins(500 * 64)
+	for i := range old {
+		old[i].Hash[31] ^= 0xff // not the same outpoints as coins
+	}
+	x := newIndex(nil, scripthash.Tip{})
+	b.ResetTimer()
+	for i := range b.N {
+		k := i % 64
+		if k == 0 {
+			x.pending.Clear(true)
+		}
+		d := &utxo.Delta{Created: coins[k*2000 : (k+1)*2000], Spent: old[k*500 : (k+1)*500]}
+		if k > 0 {
+			d.Spent = append(d.Spent[:len(d.Spent):len(d.Spent)], coins[(k-1)*2000:k*2000]...)
+		}
+		if err := x.Apply(wire.Hash{}, d, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

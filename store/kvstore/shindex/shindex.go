@@ -259,18 +259,22 @@ func (x *Index) put(e *utxo.Entry) {
 	if e.Coinbase {
 		p.flags |= pendCoinbase
 	}
-	if _, old, ok := x.pending.Get(k); !ok || old.flags&pendFresh != 0 {
-		p.flags |= pendFresh
+	// One traversal in the common case (a new coin): inserted as fresh, and
+	// made not fresh again only when it replaced a deletion of a row the
+	// last flush wrote.
+	p.flags |= pendFresh
+	if _, old, replaced := x.pending.ReplaceOrInsert(k, p); replaced && old.flags&pendFresh == 0 {
+		p.flags &^= pendFresh
+		x.pending.ReplaceOrInsert(k, p)
 	}
-	x.pending.ReplaceOrInsert(k, p)
 }
 
 // del records a row leaving the set; a row created in this window leaves
 // nothing to write.
 func (x *Index) del(e *utxo.Entry) {
 	k := makeRowKey(e)
-	if _, old, ok := x.pending.Get(k); ok && old.flags&pendFresh != 0 {
-		x.pending.Delete(k)
+	// One traversal in the common case (a coin created in this window).
+	if _, old, ok := x.pending.Delete(k); ok && old.flags&pendFresh != 0 {
 		return
 	}
 	x.pending.ReplaceOrInsert(k, pend{flags: pendDeleted})
