@@ -12,7 +12,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 
 	"utxod/backends"
-	"utxod/backends/internal/guard"
 )
 
 // An appended batch is written as a table file and ingested, pebble's
@@ -34,16 +33,10 @@ func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
 	if !b.AscendingPuts() {
 		return d.Write(b, mode)
 	}
-	if !d.g.Enter() {
-		return guard.Closed("pebble")
+	if err := d.enterWrite(); err != nil {
+		return err
 	}
 	defer d.g.Exit()
-	if d.readOnly {
-		return fmt.Errorf("pebble: %w", backends.ErrReadOnly)
-	}
-	if err := d.stop.failed(); err != nil {
-		return fmt.Errorf("pebble: %w", err)
-	}
 	path := filepath.Join(d.dir, fmt.Sprintf("%s%d-%d.sst", appendFilePrefix, appendSeq.Add(1), b.Len()))
 	err := d.commit("append", func() error {
 		if err := d.buildTable(path, b); err != nil {

@@ -187,18 +187,29 @@ func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
 	return newIter(&d.g, d.db, r)
 }
 
-// Write implements backends.KV.
-func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
+// enterWrite enters the guard for a write (the caller Exits it unless an
+// error is returned): not closed, not read-only, not stopped by a full disk.
+func (d *DB) enterWrite() error {
 	if !d.g.Enter() {
 		return guard.Closed("pebble")
 	}
-	defer d.g.Exit()
 	if d.readOnly {
+		d.g.Exit()
 		return fmt.Errorf("pebble: %w", backends.ErrReadOnly)
 	}
 	if err := d.stop.failed(); err != nil {
+		d.g.Exit()
 		return fmt.Errorf("pebble: %w", err)
 	}
+	return nil
+}
+
+// Write implements backends.KV.
+func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
+	if err := d.enterWrite(); err != nil {
+		return err
+	}
+	defer d.g.Exit()
 	if b.Len() == 0 {
 		if mode == backends.Sync {
 			return d.sync()

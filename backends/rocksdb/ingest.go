@@ -11,7 +11,6 @@ import (
 	"github.com/linxGnu/grocksdb"
 
 	"utxod/backends"
-	"utxod/backends/internal/guard"
 )
 
 // An appended batch is written as a table file and ingested, RocksDB's own
@@ -32,16 +31,10 @@ func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
 	if !b.AscendingPuts() {
 		return d.Write(b, mode)
 	}
-	if !d.g.Enter() {
-		return guard.Closed("rocksdb")
+	if err := d.enterWrite(); err != nil {
+		return err
 	}
 	defer d.g.Exit()
-	if d.readOnly {
-		return fmt.Errorf("rocksdb: %w", backends.ErrReadOnly)
-	}
-	if err := d.failure(); err != nil {
-		return fmt.Errorf("rocksdb: write: %w", err)
-	}
 	f, err := os.CreateTemp(d.dir, appendFilePattern)
 	if err != nil {
 		return fmt.Errorf("rocksdb: append: %w", d.fail(err))

@@ -178,16 +178,10 @@ func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
 
 // Write implements backends.KV.
 func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
-	if !d.g.Enter() {
-		return guard.Closed("rocksdb")
+	if err := d.enterWrite(); err != nil {
+		return err
 	}
 	defer d.g.Exit()
-	if d.readOnly {
-		return fmt.Errorf("rocksdb: %w", backends.ErrReadOnly)
-	}
-	if err := d.failure(); err != nil {
-		return fmt.Errorf("rocksdb: write: %w", err)
-	}
 	if b.Len() == 0 {
 		if mode == backends.Sync {
 			return d.sync()
@@ -205,6 +199,23 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 	}
 	if err := d.db.Write(wo, wb); err != nil {
 		return fmt.Errorf("rocksdb: write: %w", d.fail(err))
+	}
+	return nil
+}
+
+// enterWrite enters the guard for a write (the caller Exits it unless an
+// error is returned): not closed, not read-only, no disk-full failure.
+func (d *DB) enterWrite() error {
+	if !d.g.Enter() {
+		return guard.Closed("rocksdb")
+	}
+	if d.readOnly {
+		d.g.Exit()
+		return fmt.Errorf("rocksdb: %w", backends.ErrReadOnly)
+	}
+	if err := d.failure(); err != nil {
+		d.g.Exit()
+		return fmt.Errorf("rocksdb: write: %w", err)
 	}
 	return nil
 }
