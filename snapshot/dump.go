@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"utxod/utxo"
 	"utxod/wire"
@@ -95,8 +96,7 @@ func dumpParallel(sw *Writer, src RangeRecordSource, coins uint64, workers int) 
 	free := make(chan *dumpPart, window)  // written ranges' buffers, for reuse
 	done := make(chan struct{})           // closed when the writer stops
 	var (
-		mu   sync.Mutex
-		next int
+		next atomic.Int64 // the next range to take
 		wg   sync.WaitGroup
 	)
 	for range workers {
@@ -109,10 +109,7 @@ func dumpParallel(sw *Writer, src RangeRecordSource, coins uint64, workers int) 
 				case <-done:
 					return
 				}
-				mu.Lock()
-				p := next
-				next++
-				mu.Unlock()
+				p := int(next.Add(1) - 1)
 				if p >= parts {
 					return
 				}
