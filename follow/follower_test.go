@@ -99,7 +99,7 @@ func TestReorgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := params.RegTest()
-	blocks, err := corerest.ReadBlocks(strings.NewReader(string(data)), p.Magic)
+	blocks, err := wire.ReadAllBlocks(strings.NewReader(string(data)), p.Magic)
 	if err != nil {
 		t.Fatal(err)
 	}

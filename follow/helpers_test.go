@@ -13,12 +13,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"utxod/chainstate"
-	"utxod/internal/corerest"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
+	"utxod/wire"
 )
 
 var (
@@ -37,7 +37,7 @@ func mainnet(t testing.TB, top int) [][]byte {
 			return
 		}
 		defer f.Close()
-		mainnetBlocks, mainnetErr = corerest.ReadBlocks(bufio.NewReader(f), params.MainNet().Magic)
+		mainnetBlocks, mainnetErr = wire.ReadAllBlocks(bufio.NewReader(f), params.MainNet().Magic)
 	})
 	if mainnetErr != nil {
 		t.Fatal(mainnetErr)

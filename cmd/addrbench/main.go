@@ -104,18 +104,11 @@ func readBlocks(path string, magic [4]byte) ([][]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := wire.NewBlockFileReader(f, magic)
-	var out [][]byte
-	for {
-		raw, _, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		out = append(out, bytes.Clone(raw))
+	bs, err := wire.ReadAllBlocks(f, magic)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return bs, nil
 }
 
 // writeLua writes the wrk script over the distinct output scripts of bs.

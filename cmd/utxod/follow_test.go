@@ -35,7 +35,7 @@ func mainnetSample(t testing.TB) [][]byte {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if sampleBlocks, err = corerest.ReadBlocks(f, params.MainNet().Magic); err != nil {
+		if sampleBlocks, err = wire.ReadAllBlocks(f, params.MainNet().Magic); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -287,7 +287,7 @@ func TestServeFollowReorgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := params.RegTest()
-	blocks, err := corerest.ReadBlocks(bytes.NewReader(data), p.Magic)
+	blocks, err := wire.ReadAllBlocks(bytes.NewReader(data), p.Magic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -208,27 +207,11 @@ func (s *Server) LoadFile(path string, magic [4]byte) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	blocks, err := ReadBlocks(f, magic)
+	blocks, err := wire.ReadAllBlocks(f, magic)
 	if err != nil {
 		return 0, fmt.Errorf("corerest: %s: %w", path, err)
 	}
 	return len(blocks), s.Add(blocks...)
-}
-
-// ReadBlocks reads every block of a stream in Core's block-file framing.
-func ReadBlocks(r io.Reader, magic [4]byte) ([][]byte, error) {
-	br := wire.NewBlockFileReader(r, magic)
-	var out [][]byte
-	for {
-		raw, _, err := br.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, bytes.Clone(raw))
-	}
 }
 
 // Loaded is the number of loaded blocks, genesis included.
