@@ -43,8 +43,13 @@ type RangeRecordSource interface {
 // bounded: one txid's coins are buffered at a time, or with a
 // RangeRecordSource a few txid ranges of about dumpPartCoins coins.
 func Dump(w io.Writer, m Metadata, src Source) (uint64, error) {
-	return dumpWorkers(w, m, src, runtime.GOMAXPROCS(0))
+	return dumpWorkers(w, m, src, min(runtime.GOMAXPROCS(0), maxDumpWorkers))
 }
+
+// maxDumpWorkers caps a dump's workers: the output is one sequential
+// stream, and the ranges in flight (2 per worker, ~5 MB each on mainnet)
+// are its memory.
+const maxDumpWorkers = 8
 
 // dumpWorkers is Dump on up to workers goroutines (1: the ordered single walk,
 // the control arm of the parallel one).
