@@ -181,12 +181,14 @@ type KV interface {
 	Close() error
 }
 
-// Appender is implemented by stores that can lay out appended keys more
-// densely than Write does: bbolt fills the B+tree pages of an append to the
-// brim instead of half, which halves the pages a bulk load writes.
-// WriteAppend is Write (same atomicity, durability and errors) for a batch
-// whose keys all sort after every key in the store; a batch that breaks
-// this is still applied exactly as Write would apply it, only less densely.
+// Appender is implemented by stores with a cheaper path for appended keys
+// (a bulk load's): pebble and RocksDB write a batch of ascending Puts as one
+// table file and ingest it, skipping the write-ahead log, memtable and
+// flush; bbolt fills the B+tree pages of an append to the brim instead of
+// half. WriteAppend is Write (same atomicity and errors; durability at
+// least Write's: an ingested table is synced) for a batch whose keys all
+// sort after every key in the store; a batch that breaks this is still
+// applied as Write would apply it, only without the saving.
 type Appender interface {
 	WriteAppend(b *Batch, mode SyncMode) error
 }

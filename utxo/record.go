@@ -316,8 +316,24 @@ func EncodeRecord(dst []byte, outs []IndexedCoin) ([]byte, error) {
 // one newly allocated buffer shared by the returned coins. Invalid input
 // fails with an error wrapping ErrNonCanonical and returns dst unchanged.
 func DecodeRecord(b []byte, dst []IndexedCoin) ([]IndexedCoin, error) {
-	dst, _, err := DecodeRecordArena(b, dst, nil)
-	return dst, err
+	// Validate everything first, which also sizes the one allocation; the
+	// one-pass DecodeRecordArena is checked against this (FuzzRecordDecode).
+	l, err := parseRecord(b)
+	if err != nil {
+		return dst, err
+	}
+	var arena []byte
+	if l.special > 0 {
+		arena = make([]byte, 0, l.special)
+	}
+	it := l.iter(b)
+	for i := 0; i < l.n; i++ {
+		e := it.next()
+		var c Coin
+		c, arena = payloadCoin(e.payload, l.code, arena)
+		dst = append(dst, IndexedCoin{Index: e.vout, Coin: c})
+	}
+	return dst, nil
 }
 
 // DecodeRecordArena is DecodeRecord with the special scripts decompressed

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -25,8 +24,6 @@ import (
 // any a crash left behind (pebble ignores files it does not name).
 const appendFilePrefix = "utxod-append-"
 
-var appendSeq atomic.Uint64
-
 // WriteAppend implements backends.Appender. A batch of strictly ascending
 // Puts is ingested as a table file; any other batch goes through Write.
 func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
@@ -37,7 +34,7 @@ func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
 		return err
 	}
 	defer d.g.Exit()
-	path := filepath.Join(d.dir, fmt.Sprintf("%s%d-%d.sst", appendFilePrefix, appendSeq.Add(1), b.Len()))
+	path := filepath.Join(d.dir, fmt.Sprintf("%s%d-%d.sst", appendFilePrefix, d.appendSeq.Add(1), b.Len()))
 	err := d.commit("append", func() error {
 		if err := d.buildTable(path, b); err != nil {
 			return err

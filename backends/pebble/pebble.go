@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -60,6 +61,8 @@ type DB struct {
 	readOnly bool
 	stop     *stopper
 	opts     *pebble.Options // with defaults: the table options of WriteAppend
+
+	appendSeq atomic.Uint64 // names WriteAppend's table files
 }
 
 var _ backends.KV = (*DB)(nil)
