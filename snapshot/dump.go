@@ -121,7 +121,7 @@ func dumpParallel(sw *Writer, src RangeRecordSource, coins uint64, workers int) 
 				var d *dumpPart
 				select {
 				case d = <-free:
-					d.buf, d.err = d.buf[:0], nil
+					d.buf = d.buf[:0]
 					d.enc.reset()
 				default:
 					d = &dumpPart{}
