@@ -1029,7 +1029,7 @@ func testUseAfterClose(t *testing.T, open func(t *testing.T, dir string) backend
 
 // testWriteAppend: WriteAppend (the store's own, or Write where it has
 // none) applies appended batches, and a batch that is not an append, as
-// Write does; the keys read back in order after a reopen-free walk.
+// Write does: every key reads back, in order, with its last value.
 func testWriteAppend(t *testing.T, kv backends.KV) {
 	want := map[string]string{}
 	key := func(i int) string { return fmt.Sprintf("k%08d", i) }
