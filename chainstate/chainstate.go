@@ -318,7 +318,7 @@ func (cs *Chainstate) process(b *wire.Block, raw []byte) (Result, error) {
 		return res, err
 	}
 	cs.processOrphans(b.Hash)
-	if cs.lazy.pending() > materializeAt {
+	if cs.lazy.mayExceed(materializeAt) && cs.lazy.pending() > materializeAt {
 		cs.lazy.materialize(&cs.stats.MuHash)
 	}
 	return res, nil

@@ -35,7 +35,35 @@ type lazyMuHash struct {
 	// insertion and keeps nothing); chunks are dropped at materialize.
 	scratch []byte
 	chunks  [][]byte
+
+	// q hands blocks' changes to a goroutine that records them (enqueue)
+	// while the chainstate goes on with the next block; everything above
+	// is the recording goroutine's until wait returns.
+	q muQueue
 }
+
+// muQueue is the lazy record's queue of changes, recorded in order by one
+// goroutine at a time, started when changes arrive and ending when the
+// queue is empty (no goroutine outlives the work, so nothing to stop).
+type muQueue struct {
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when running becomes false
+	jobs    []muJob
+	queued  int // entries in jobs
+	running bool
+	// since is an upper bound of the entries recorded or queued since the
+	// last wait (pending may stay below it: removals cancel).
+	since int
+}
+
+// muJob is one block's changes: the coins that left the set and those
+// that entered it, in that order. The entries (and the scripts they alias)
+// must stay unmodified until they are recorded.
+type muJob struct{ removed, added [][]utxo.Entry }
+
+// maxQueued bounds the entries waiting in the queue; enqueue blocks beyond
+// it (memory: the queued deltas keep their blocks alive).
+const maxQueued = 1 << 18
 
 // lazyLoc is a kept serialization: chunk index (bits 32–63), offset in the
 // chunk (bits 16–31), length (bits 0–15). Kept serializations are at most
@@ -50,11 +78,95 @@ const lazyChunk = 64 << 10
 const materializeAt = 1 << 20
 
 func newLazyMuHash() *lazyMuHash {
-	return &lazyMuHash{ins: make(map[uint64]lazyLoc), rem: make(map[uint64]lazyLoc)}
+	l := &lazyMuHash{ins: make(map[uint64]lazyLoc), rem: make(map[uint64]lazyLoc)}
+	l.q.idle.L = &l.q.mu
+	return l
 }
 
+// pending is the number of entries recorded and not yet materialised; it
+// waits for the queue.
 func (l *lazyMuHash) pending() int {
+	l.wait()
 	return len(l.ins) + len(l.rem) + len(l.extraIns) + len(l.extraRem)
+}
+
+// mayExceed reports, without waiting, whether pending could be above n.
+func (l *lazyMuHash) mayExceed(n int) bool {
+	l.q.mu.Lock()
+	defer l.q.mu.Unlock()
+	return l.q.since > n
+}
+
+// enqueue has one block's changes recorded on another goroutine, in the
+// order of the calls: removed first, then added.
+func (l *lazyMuHash) enqueue(removed, added [][]utxo.Entry) {
+	n := 0
+	for _, list := range removed {
+		n += len(list)
+	}
+	for _, list := range added {
+		n += len(list)
+	}
+	if n == 0 {
+		return
+	}
+	q := &l.q
+	q.mu.Lock()
+	for q.queued > maxQueued {
+		q.idle.Wait() // the recorder signals each job it takes
+	}
+	q.jobs = append(q.jobs, muJob{removed, added})
+	q.queued += n
+	q.since += n
+	if !q.running {
+		q.running = true
+		go l.drain()
+	}
+	q.mu.Unlock()
+}
+
+// drain records queued jobs until none is left.
+func (l *lazyMuHash) drain() {
+	q := &l.q
+	q.mu.Lock()
+	for len(q.jobs) > 0 {
+		j := q.jobs[0]
+		q.jobs[0] = muJob{}
+		q.jobs = q.jobs[1:]
+		q.mu.Unlock()
+		n := 0
+		for _, list := range j.removed {
+			for _, e := range list {
+				l.remove(e.Outpoint, e.Coin)
+			}
+			n += len(list)
+		}
+		for _, list := range j.added {
+			for _, e := range list {
+				l.insert(e.Outpoint, e.Coin)
+			}
+			n += len(list)
+		}
+		q.mu.Lock()
+		q.queued -= n
+		q.idle.Broadcast()
+	}
+	q.jobs = nil
+	q.running = false
+	q.idle.Broadcast()
+	q.mu.Unlock()
+}
+
+// wait returns once every enqueued change is recorded; the record is then
+// the caller's until the next enqueue.
+func (l *lazyMuHash) wait() {
+	q := &l.q
+	q.mu.Lock()
+	for q.running {
+		q.idle.Wait()
+	}
+	q.since = len(l.ins) + len(l.rem) + len(l.extraIns) + len(l.extraRem)
+	q.mu.Unlock()
 }
 
 // outpointKey is the map key of op: txids are hashes, so their first eight
@@ -120,7 +232,7 @@ func (l *lazyMuHash) record(op utxo.Outpoint, c utxo.Coin, pending, opposite map
 
 // materialize folds every pending change into m and empties the record.
 func (l *lazyMuHash) materialize(m *utxo.MuHash3072) {
-	if l.pending() == 0 {
+	if l.pending() == 0 { // waits for the queue
 		return
 	}
 	ins := append(make([][]byte, 0, len(l.ins)+len(l.extraIns)), l.extraIns...)
@@ -153,4 +265,7 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072) {
 	clear(l.rem)
 	l.extraIns, l.extraRem = nil, nil
 	l.chunks = nil // garbage once the maps are clear
+	l.q.mu.Lock()
+	l.q.since = 0
+	l.q.mu.Unlock()
 }

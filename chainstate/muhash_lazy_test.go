@@ -53,3 +53,55 @@ func TestLazyMuHashMatchesDirect(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyMuHashQueueMatchesDirect sends random blocks of changes through
+// the recording goroutine (enqueue), reading pending and materialising at
+// random points while it may be running, and requires the digest of the
+// same changes applied directly, in order.
+func TestLazyMuHashQueueMatchesDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var pool []utxo.Outpoint
+	for i := 0; i < 256; i++ {
+		var op utxo.Outpoint
+		for j := range op.Hash {
+			op.Hash[j] = byte(rng.Uint32())
+		}
+		op.Index = uint32(rng.IntN(3))
+		pool = append(pool, op)
+	}
+	for round := 0; round < 10; round++ {
+		lazy := newLazyMuHash()
+		var direct, got utxo.MuHash3072
+		for blk := 0; blk < 300; blk++ {
+			var removed, added []utxo.Entry
+			for n := rng.IntN(40); n > 0; n-- {
+				e := utxo.Entry{Outpoint: pool[rng.IntN(len(pool))],
+					Coin: utxo.Coin{Value: int64(rng.IntN(3)), Height: uint32(rng.IntN(2)), Script: []byte{0x51}}}
+				if rng.IntN(2) == 0 {
+					removed = append(removed, e)
+				} else {
+					added = append(added, e)
+				}
+			}
+			for _, e := range removed {
+				direct.RemoveCoin(e.Outpoint, e.Coin)
+			}
+			for _, e := range added {
+				direct.InsertCoin(e.Outpoint, e.Coin)
+			}
+			lazy.enqueue([][]utxo.Entry{removed}, [][]utxo.Entry{added})
+			switch rng.IntN(60) {
+			case 0:
+				lazy.materialize(&got)
+			case 1:
+				if may := lazy.mayExceed(0); lazy.pending() > 0 && !may {
+					t.Fatal("mayExceed(0) false with changes pending")
+				}
+			}
+		}
+		lazy.materialize(&got)
+		if got.Finalize() != direct.Finalize() {
+			t.Fatalf("round %d: queued %x, direct %x", round, got.Finalize(), direct.Finalize())
+		}
+	}
+}

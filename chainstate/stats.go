@@ -94,9 +94,6 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool
 			if err := s.RemoveCoin(e.Outpoint, e.Coin, false); err != nil {
 				return err
 			}
-			if !cs.muOff {
-				cs.lazy.remove(e.Outpoint, e.Coin)
-			}
 		}
 	}
 	for _, list := range added {
@@ -104,10 +101,12 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool
 			if err := s.AddCoin(e.Outpoint, e.Coin, false); err != nil {
 				return err
 			}
-			if !cs.muOff {
-				cs.lazy.insert(e.Outpoint, e.Coin)
-			}
 		}
+	}
+	if !cs.muOff {
+		// Recorded on another goroutine while the next block connects;
+		// d is not modified after it is applied.
+		cs.lazy.enqueue(removed, added)
 	}
 	return nil
 }

@@ -89,7 +89,9 @@ type Store interface {
 	// LiveOutputs is the number of unspent outputs of txid.
 	LiveOutputs(txid wire.Hash) (int, error)
 	// Connect applies d as the effect of connecting block (the new tip)
-	// and records d as block's undo data.
+	// and records d as block's undo data. d and the scripts it holds are
+	// only read, during the call and after it (the chainstate records a
+	// block's MuHash changes from d while the next block connects).
 	Connect(block wire.Hash, d *utxo.Delta) error
 	// Undo returns the delta block (the current tip) was connected with
 	// (ErrNoUndo if none). The caller must not modify it.

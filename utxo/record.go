@@ -373,6 +373,17 @@ func RecordLen(b []byte) (int, error) {
 	return l.n, err
 }
 
+// RecordFirstIndex validates b and returns its lowest output index (records
+// hold at least one output, sorted by index).
+func RecordFirstIndex(b []byte) (uint32, error) {
+	l, err := parseRecord(b)
+	if err != nil {
+		return 0, err
+	}
+	it := l.iter(b)
+	return it.next().vout, nil
+}
+
 // RecordGet validates b and returns the coin at output index vout, with
 // found=false if the record does not hold it. A raw script aliases b; a
 // special form is decompressed into a new allocation.

@@ -1,6 +1,10 @@
 package utxo
 
-import "errors"
+import (
+	"errors"
+
+	"utxod/wire"
+)
 
 // ErrCoinNotFound reports an outpoint with no unspent coin.
 var ErrCoinNotFound = errors.New("utxo: coin not found")
@@ -13,6 +17,17 @@ var ErrCoinNotFound = errors.New("utxo: coin not found")
 // stays valid until the view is next modified.
 type View interface {
 	Coin(op Outpoint) (c Coin, found bool, err error)
+}
+
+// TxOutputsView is an optional View extension for Core's BIP30 check, which
+// asks HaveCoin of every output of every transaction of a block: a view that
+// keeps a transaction's outputs together answers for all of them at once.
+//
+// AnyUnspent reports whether any output of txid with an index below n is
+// unspent (exactly: some Coin(txid:i) with i < n would be found).
+type TxOutputsView interface {
+	View
+	AnyUnspent(txid wire.Hash, n uint32) (bool, error)
 }
 
 // Entry pairs an outpoint with its coin.

@@ -150,8 +150,17 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	}
 	enforceBIP30 := v.enforceBIP30(height, b.Hash, prev)
 	if enforceBIP30 {
+		txv, perTx := view.(utxo.TxOutputsView)
 		for i := range b.Txs {
 			tx := &b.Txs[i]
+			if perTx { // one lookup for all of tx's outputs
+				if found, err := txv.AnyUnspent(tx.TxID, uint32(len(tx.Outputs))); err != nil {
+					return nil, nil, err
+				} else if found {
+					return nil, nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
+				}
+				continue
+			}
 			for o := range tx.Outputs {
 				if _, found, err := view.Coin(utxo.Outpoint{Hash: tx.TxID, Index: uint32(o)}); err != nil {
 					return nil, nil, err

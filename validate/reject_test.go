@@ -863,3 +863,65 @@ func checkMainnetMutations(t *testing.T, e *env, raw []byte, b *wire.Block) {
 
 	e.accept(raw)
 }
+
+// txOutputsView is mapView with the utxo.TxOutputsView extension, counting
+// its calls, so the BIP30 check's one-lookup-per-transaction path is
+// compared with Core's per-output HaveCoin loop on the same coins.
+type txOutputsView struct {
+	mapView
+	calls int
+}
+
+func (v *txOutputsView) AnyUnspent(txid wire.Hash, n uint32) (bool, error) {
+	v.calls++
+	for op := range v.mapView {
+		if op.Hash == txid && op.Index < n {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func TestBIP30PerTransactionView(t *testing.T) {
+	e := newEnv(t)
+	in := utxo.Outpoint{Hash: wire.Hash{0xaa}, Index: 0}
+	spend := blockgen.Spend([]btcwire.OutPoint{{Hash: chainhash.Hash(in.Hash), Index: in.Index}},
+		blockgen.Out(1000, blockgen.OpTrue), blockgen.Out(1000, blockgen.OpTrue), blockgen.Out(1000, blockgen.OpTrue))
+	tpl := e.template()
+	tpl.AddTx(spend)
+	blk, err := wire.ParseBlock(finishRaw(tpl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	txid := blk.Txs[1].TxID
+	coin := utxo.Coin{Value: 5000, Height: 1, Script: blockgen.OpTrue}
+	for _, c := range []struct {
+		name   string
+		extra  []uint32 // unspent output indexes of txid in the view
+		reason string
+	}{
+		{"no earlier copy", nil, ""},
+		{"last output unspent", []uint32{2}, "bad-txns-BIP30"},
+		{"first output unspent", []uint32{0}, "bad-txns-BIP30"},
+		// Not a real chain (one txid, one output count), but Core asks
+		// only for indexes below the transaction's output count.
+		{"only an index past the outputs", []uint32{3}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := mapView{in: coin}
+			for _, i := range c.extra {
+				m[utxo.Outpoint{Hash: txid, Index: i}] = coin
+			}
+			per := &txOutputsView{mapView: m}
+			for _, view := range []utxo.View{m, per} {
+				_, err := e.v.ConnectBlock(blk, e.tipNode(), view)
+				if got := validate.Reason(err); got != c.reason || (c.reason == "") != (err == nil) {
+					t.Fatalf("%T: reason %q (%v), want %q", view, got, err, c.reason)
+				}
+			}
+			if per.calls == 0 {
+				t.Fatal("the per-transaction lookup was not used")
+			}
+		})
+	}
+}

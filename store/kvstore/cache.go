@@ -207,6 +207,19 @@ func (c *coinCache) coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 	return coin, found, nil
 }
 
+// anyUnspent reports whether txid has an unspent output below index n.
+func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
+	e, err := c.load(txid)
+	if err != nil || e.len() == 0 {
+		return false, err
+	}
+	first, err := utxo.RecordFirstIndex(c.arena.get(e))
+	if err != nil {
+		return false, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
+	}
+	return first < n, nil
+}
+
 // liveOutputs is the number of unspent outputs of txid.
 func (c *coinCache) liveOutputs(txid wire.Hash) (int, error) {
 	e, err := c.load(txid)

@@ -113,6 +113,14 @@ func (s *Store) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 	return s.coins.coin(op)
 }
 
+// AnyUnspent implements utxo.TxOutputsView: one cache lookup of txid's
+// record for Core's BIP30 check of all its outputs.
+func (s *Store) AnyUnspent(txid wire.Hash, n uint32) (bool, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.coins.anyUnspent(txid, n)
+}
+
 // LiveOutputs implements store.Store.
 func (s *Store) LiveOutputs(txid wire.Hash) (int, error) { return s.coins.liveOutputs(txid) }
 
