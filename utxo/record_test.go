@@ -142,6 +142,9 @@ func TestRecordAgainstModel(t *testing.T) {
 				rec = next
 			}
 			checkRecordModel(t, rec, model, voutRange)
+			if len(rec) > 0 {
+				checkValidAgrees(t, rec)
+			}
 		}
 	}
 }
@@ -308,6 +311,13 @@ func FuzzRecordDecode(f *testing.F) {
 	}
 	f.Add([]byte{0, 1, 0, 2, 0, 6})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The fast paths for canonical records never panic, whatever b is.
+		for _, v := range []uint32{0, 1, 2, 300} {
+			ValidRecordGet(b, v)
+			ValidRecordDelete(nil, b, v)
+		}
+		ValidRecordLen(b)
+		ValidRecordFirstIndex(b)
 		outs, err := DecodeRecord(b, nil)
 		// The one-pass decoder agrees with the validate-then-decode one.
 		viaArena, _, aerr := DecodeRecordArena(b, nil, make([]byte, 0, 7))
@@ -332,6 +342,7 @@ func FuzzRecordDecode(f *testing.F) {
 		if !bytes.Equal(enc, b) {
 			t.Fatalf("decode→encode changed bytes:\n in  %x\n out %x", b, enc)
 		}
+		checkValidAgrees(t, b)
 		// Removing then re-adding the first output restores the record.
 		rest, removed, found, err := RecordRemove(nil, b, outs[0].Index)
 		if err != nil || !found {

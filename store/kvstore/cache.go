@@ -148,6 +148,12 @@ func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
 	case len(v) > entryMaxLen:
 		return 0, fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(v))
 	case len(v) > 0:
+		// Checked once here: the cache then holds only canonical records
+		// (this one and those it encodes) and reads them with the
+		// utxo.ValidRecord* fast paths.
+		if err := utxo.ValidateRecord(v); err != nil {
+			return 0, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
+		}
 		e = packEntry(c.arena.put(v), len(v), entryOnDisk)
 	}
 	c.entries[txid] = e
@@ -200,7 +206,7 @@ func (c *coinCache) coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 	if err != nil || e.len() == 0 {
 		return utxo.Coin{}, false, err
 	}
-	coin, found, err := utxo.RecordGet(c.arena.get(e), op.Index)
+	coin, found, err := utxo.ValidRecordGet(c.arena.get(e), op.Index)
 	if err != nil {
 		return utxo.Coin{}, false, fmt.Errorf("kvstore: coins of %s: %w", op.Hash, err)
 	}
@@ -213,7 +219,7 @@ func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
 	if err != nil || e.len() == 0 {
 		return false, err
 	}
-	first, err := utxo.RecordFirstIndex(c.arena.get(e))
+	first, err := utxo.ValidRecordFirstIndex(c.arena.get(e))
 	if err != nil {
 		return false, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 	}
@@ -226,7 +232,7 @@ func (c *coinCache) liveOutputs(txid wire.Hash) (int, error) {
 	if err != nil || e.len() == 0 {
 		return 0, err
 	}
-	return utxo.RecordLen(c.arena.get(e))
+	return utxo.ValidRecordLen(c.arena.get(e))
 }
 
 // sameTxid returns the end of the run of entries of list[i]'s txid.
@@ -244,7 +250,7 @@ func (c *coinCache) remove(list []utxo.Entry) error {
 		if len(rec) == 0 {
 			return nil, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
 		}
-		out, _, found, err := utxo.RecordRemove(dst, rec, x.Index)
+		out, found, err := utxo.ValidRecordDelete(dst, rec, x.Index)
 		if err != nil {
 			return nil, fmt.Errorf("kvstore: coins of %s: %w", x.Hash, err)
 		}
