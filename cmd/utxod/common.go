@@ -62,12 +62,12 @@ const (
 	// Store fast paths of issue 19 on by default: the assume-valid gates
 	// promoted them (docs/benchmarks/gate/nonsig-fast-path-assume-valid,
 	// defaults-fast-path-assume-valid, defaults-three-assume-valid;
-	// docs/benchmarks/nonsig.md). Block files stay opt-in: on a full
-	// disk they do not yet stop the store as a KV write does
-	// (internal/torture TestFullDisk).
+	// docs/benchmarks/nonsig.md), and block files (gate
+	// block-files-default-s7): a block whose append meets a full disk goes
+	// to the KV, whose writes stop as usual (internal/torture TestFullDisk).
 	defaultCompression = "none"
 	defaultEarlySync   = false
-	defaultBlockFiles  = false
+	defaultBlockFiles  = true
 	defaultTrustMisses = true
 )
 

@@ -39,6 +39,8 @@ type blockFiles struct {
 	// live counts the locations (stored, or pending for the next flush)
 	// that point into each file.
 	live map[uint32]int
+	// writeAt is (*os.File).WriteAt; tests replace it to meet a full disk.
+	writeAt func(h *os.File, b []byte, off int64) (int, error)
 }
 
 // blockFileMax is the size past which a new file is started (Core's
@@ -121,7 +123,11 @@ func (f *blockFiles) append(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.WriteAt(raw, f.size); err != nil {
+	write := (*os.File).WriteAt
+	if f.writeAt != nil {
+		write = f.writeAt
+	}
+	if _, err := write(h, raw, f.size); err != nil {
 		return nil, blockFileErr("append block", err)
 	}
 	loc := make([]byte, blockLocLen)
@@ -289,12 +295,26 @@ func (s *Store) putBlockFile(h wire.Hash, raw []byte) error {
 		return err
 	}
 	loc, err := s.bf.append(raw)
+	if errors.Is(err, backends.ErrDiskFull) {
+		// Not lost, and not refused: the block goes to the KV as without
+		// block files, whose writes (early, or the next flush) meet the
+		// full disk as the store's own writes do — the flush fails with
+		// disk-full, pebble and RocksDB stop, bbolt carries on once space
+		// is freed.
+		s.locs[h] = locInKV
+		s.setPending(true, h, raw)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	s.locs[h] = loc
 	return nil
 }
+
+// locInKV is the pending location of a block kept in the KV because its
+// block-file append failed: the flush deletes any stored location.
+var locInKV = []byte{}
 
 // blockFromFile returns h's block when a location for it is pending or
 // stored (found false: none is).
@@ -303,6 +323,8 @@ func (s *Store) blockFromFile(h wire.Hash) (raw []byte, found bool, err error) {
 	switch {
 	case pending && loc == nil:
 		return nil, true, store.ErrNoBlock
+	case pending && len(loc) == 0: // locInKV
+		return nil, false, nil
 	case !pending:
 		v, err := s.kv.Get(hashKey(prefixBlockLoc, h))
 		if errors.Is(err, backends.ErrNotFound) {

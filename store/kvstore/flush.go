@@ -124,7 +124,7 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 		}
 	}
 	for h, loc := range s.locs {
-		if loc == nil {
+		if len(loc) == 0 { // deleted, or kept in the KV (locInKV)
 			b.Delete(hashKey(prefixBlockLoc, h))
 		} else {
 			b.Put(hashKey(prefixBlockLoc, h), loc)
