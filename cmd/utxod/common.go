@@ -69,6 +69,10 @@ const (
 	defaultEarlySync   = false
 	defaultBlockFiles  = true
 	defaultTrustMisses = true
+	// The store counts the transactions while it connects (gate
+	// store-counts-txs-s7; before the MuHash record left the connecting
+	// goroutine it did not pay on pebble, store-counts-txs-s6).
+	defaultStoreCounts = true
 )
 
 // cacheHelp says exactly what --cache-mb buys and what comes on top of it.
@@ -87,7 +91,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.earlySync, "early-sync", defaultEarlySync, "fsync every early batch of undo records and blocks; false: pebble and RocksDB write them unsynced and the next flush's synced batch makes them durable, as Core syncs its block and undo files only when it flushes (bbolt always syncs: its unsynced commits can corrupt the file on power loss)")
 	fs.StringVar(&c.compression, "store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (the chain's hashes, keys and signatures barely compress: +4 % of datadir, no snappy CPU); bbolt never compresses")
 	fs.BoolVar(&c.blockFiles, "block-files", defaultBlockFiles, "keep raw blocks in flat files under DATADIR/blocks (blk00000.dat, …) instead of the store, as Core's blk files; the store keeps their locations (false: raw blocks in the store). A datadir that has DATADIR/blocks always uses them; blocks an older datadir kept in the store stay readable")
-	fs.BoolVar(&c.storeCounts, "store-counts-txs", false, "the store counts the transactions with an unspent output while it connects a block, instead of the chainstate reading every touched txid's live-output count first (the same figure)")
+	fs.BoolVar(&c.storeCounts, "store-counts-txs", defaultStoreCounts, "the store counts the transactions with an unspent output while it connects a block, instead of the chainstate reading every touched txid's live-output count first (the same figure)")
 	fs.BoolVar(&c.cacheMisses, "trust-cache-misses", defaultTrustMisses, "on a datadir without coins, answer coins-cache misses without reading the store for as long as the cache holds every coin (until a flush over --cache-mb empties it), as Core's cache does not read the database for outputs it created")
 	fs.StringVar(&c.assumeValid, "assume-valid", "", "assume-valid block hash, Core's -assumevalid: the scripts (only they) of its ancestors buried more than two weeks of work under the best header are not verified; 0 verifies every script; empty: the network's default (Core's defaultAssumeValid; none on regtest)")
 	fs.StringVar(&c.minChainWork, "min-chain-work", "", "minimum chain work (hex) of the best header before --assume-valid skips any script, Core's -minimumchainwork; empty: the network's default (Core's nMinimumChainWork; 0 on regtest)")
