@@ -136,7 +136,9 @@ func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
 		return e, nil
 	}
 	if c.complete {
-		c.entries[txid] = 0
+		// Authoritative, so not remembered: an insert here would only be
+		// overwritten by the setRecord that usually follows (a BIP30
+		// check, then the new transaction's outputs).
 		return 0, nil
 	}
 	v, err := c.kv.Get(c.coinKey(txid))
