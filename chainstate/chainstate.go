@@ -80,6 +80,9 @@ type Chainstate struct {
 
 	lazy  *lazyMuHash // pending MuHash work, see muhash.go
 	muOff bool        // --no-muhash measurement arm
+	// muInline: record MuHash changes on the connecting goroutine
+	// (Config.InlineMuHash).
+	muInline bool
 	// storeCounts: a store.TxCounter counts the transactions while it
 	// connects (Config.StoreCountsTxs).
 	storeCounts bool
@@ -123,6 +126,10 @@ type Config struct {
 	// DisableMuHash turns off the incremental MuHash3072 (measurement arm
 	// only: the persisted digest state becomes meaningless).
 	DisableMuHash bool
+	// InlineMuHash records each block's MuHash changes on the connecting
+	// goroutine, as before the record moved to its own goroutine (the
+	// control arm of that change; docs/benchmarks/nonsig.md).
+	InlineMuHash bool
 	// MaxOrphanBytes bounds the blocks held while their parent is unknown
 	// (default 64 MiB). An import of out-of-order block files wants more.
 	MaxOrphanBytes int
@@ -205,6 +212,7 @@ func open(cfg Config) (*Chainstate, error) {
 		maxOrphBytes: cfg.MaxOrphanBytes,
 		lazy:         newLazyMuHash(),
 		muOff:        cfg.DisableMuHash,
+		muInline:     cfg.InlineMuHash,
 		storeCounts:  cfg.StoreCountsTxs,
 		av:           assumeValid{cfg: cfg.AssumeValid},
 	}

@@ -125,6 +125,25 @@ func (l *lazyMuHash) enqueue(removed, added [][]utxo.Entry) {
 	q.mu.Unlock()
 }
 
+// recordBlock records one block's changes now, on the caller's goroutine (the
+// queue must be idle), and returns how many there were.
+func (l *lazyMuHash) recordBlock(removed, added [][]utxo.Entry) int {
+	n := 0
+	for _, list := range removed {
+		for _, e := range list {
+			l.remove(e.Outpoint, e.Coin)
+		}
+		n += len(list)
+	}
+	for _, list := range added {
+		for _, e := range list {
+			l.insert(e.Outpoint, e.Coin)
+		}
+		n += len(list)
+	}
+	return n
+}
+
 // drain records queued jobs until none is left.
 func (l *lazyMuHash) drain() {
 	q := &l.q
@@ -134,19 +153,7 @@ func (l *lazyMuHash) drain() {
 		q.jobs[0] = muJob{}
 		q.jobs = q.jobs[1:]
 		q.mu.Unlock()
-		n := 0
-		for _, list := range j.removed {
-			for _, e := range list {
-				l.remove(e.Outpoint, e.Coin)
-			}
-			n += len(list)
-		}
-		for _, list := range j.added {
-			for _, e := range list {
-				l.insert(e.Outpoint, e.Coin)
-			}
-			n += len(list)
-		}
+		n := l.recordBlock(j.removed, j.added)
 		q.mu.Lock()
 		q.queued -= n
 		q.idle.Broadcast()

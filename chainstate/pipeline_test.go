@@ -60,6 +60,10 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 	for _, profile := range []string{chaingen.ProfileEarly, chaingen.ProfileModern} {
 		raws := generated(t, profile, 160, 3)
 		ref := newRegtest(t, store.NewMem())
+		// The reference records MuHash changes inline (Config.InlineMuHash,
+		// the control arm); every stream below records them on their own
+		// goroutine.
+		ref.muInline = true
 		var want []string
 		for _, raw := range raws {
 			res, err := ref.ProcessBlock(raw)

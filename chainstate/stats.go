@@ -103,7 +103,11 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool
 			}
 		}
 	}
-	if !cs.muOff {
+	switch {
+	case cs.muOff:
+	case cs.muInline:
+		cs.lazy.recordBlock(removed, added)
+	default:
 		// Recorded on another goroutine while the next block connects;
 		// d is not modified after it is applied.
 		cs.lazy.enqueue(removed, added)
