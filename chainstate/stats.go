@@ -105,12 +105,12 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool
 	}
 	switch {
 	case cs.muOff:
-	case cs.muInline:
-		cs.lazy.recordBlock(removed, added)
-	default:
+	case cs.muAsync:
 		// Recorded on another goroutine while the next block connects;
 		// d is not modified after it is applied.
 		cs.lazy.enqueue(removed, added)
+	default:
+		cs.lazy.recordBlock(removed, added)
 	}
 	return nil
 }

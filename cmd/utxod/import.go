@@ -34,7 +34,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
 	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
-	muInline := fs.Bool("muhash-inline", false, "control arm: record each block's MuHash changes on the connecting goroutine instead of on their own while the next block connects (the same digest)")
+	muAsync := fs.Bool("muhash-async", false, "record each block's MuHash changes on a goroutine of their own while the next block connects (the same digest; faster wall, a little more CPU and memory: docs/benchmarks/nonsig.md)")
 	startProfile := cpuProfileFlag(fs)
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
@@ -96,7 +96,7 @@ Flags:`)
 	cs, closeStore, err := c.openChainstate(log, func(cfg *chainstate.Config) {
 		cfg.MaxOrphanBytes = *orphanMB << 20
 		cfg.DisableMuHash = *noMuHash
-		cfg.InlineMuHash = *muInline
+		cfg.AsyncMuHash = *muAsync
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
