@@ -15,17 +15,11 @@ import (
 func TestLazyMuHashMatchesDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	var pool []utxo.Outpoint
-	for i := 0; i < 64; i++ {
-		var op utxo.Outpoint
-		for j := range op.Hash {
-			op.Hash[j] = byte(rng.Uint32())
-		}
-		op.Index = uint32(rng.IntN(3))
-		pool = append(pool, op)
+	for _, op := range randomOutpoints(rng, 64) {
 		// A twin with the same first eight bytes and index: the same key.
 		twin := op
 		twin.Hash[31] ^= 0xff
-		pool = append(pool, twin)
+		pool = append(pool, op, twin)
 	}
 	if outpointKey(pool[0]) != outpointKey(pool[1]) || pool[0] == pool[1] {
 		t.Fatal("the twins do not collide")
@@ -60,15 +54,7 @@ func TestLazyMuHashMatchesDirect(t *testing.T) {
 // same changes applied directly, in order.
 func TestLazyMuHashQueueMatchesDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
-	var pool []utxo.Outpoint
-	for i := 0; i < 256; i++ {
-		var op utxo.Outpoint
-		for j := range op.Hash {
-			op.Hash[j] = byte(rng.Uint32())
-		}
-		op.Index = uint32(rng.IntN(3))
-		pool = append(pool, op)
-	}
+	pool := randomOutpoints(rng, 256)
 	for round := 0; round < 10; round++ {
 		lazy := newLazyMuHash()
 		var direct, got utxo.MuHash3072
@@ -104,4 +90,16 @@ func TestLazyMuHashQueueMatchesDirect(t *testing.T) {
 			t.Fatalf("round %d: queued %x, direct %x", round, got.Finalize(), direct.Finalize())
 		}
 	}
+}
+
+// randomOutpoints returns n outpoints with random txids and indexes 0–2.
+func randomOutpoints(rng *rand.Rand, n int) []utxo.Outpoint {
+	pool := make([]utxo.Outpoint, n)
+	for i := range pool {
+		for j := range pool[i].Hash {
+			pool[i].Hash[j] = byte(rng.Uint32())
+		}
+		pool[i].Index = uint32(rng.IntN(3))
+	}
+	return pool
 }

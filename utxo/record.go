@@ -380,8 +380,14 @@ func RecordFirstIndex(b []byte) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
+	return l.first(b), nil
+}
+
+// first is the lowest output index of b, whose directory l describes (a
+// record holds at least one output).
+func (l *recordLayout) first(b []byte) uint32 {
 	it := l.iter(b)
-	return it.next().vout, nil
+	return it.next().vout
 }
 
 // RecordGet validates b and returns the coin at output index vout, with
@@ -416,14 +422,25 @@ func RecordRemove(dst, b []byte, vout uint32) (rec []byte, removed Coin, found b
 	if err != nil {
 		return dst, Coin{}, false, err
 	}
+	dst, payload, found := l.without(dst, b, vout)
+	if !found {
+		return dst, Coin{}, false, nil
+	}
+	removed, _ = payloadCoin(payload, l.code, nil)
+	return dst, removed, true, nil
+}
+
+// without appends to dst the record b (whose directory l describes) without
+// output vout and returns vout's payload; found=false (dst unchanged) if b
+// does not hold vout. Nothing is appended when vout was the only output.
+func (l *recordLayout) without(dst, b []byte, vout uint32) (rec, payload []byte, found bool) {
 	// Locate the entry and its payload offset.
 	it := l.iter(b)
 	idx, off := -1, 0
 	for i := 0; i < l.n; i++ {
 		e := it.next()
 		if e.vout == vout {
-			idx = i
-			removed, _ = payloadCoin(e.payload, l.code, nil)
+			idx, payload = i, e.payload
 			break
 		}
 		if e.vout > vout {
@@ -432,21 +449,19 @@ func RecordRemove(dst, b []byte, vout uint32) (rec []byte, removed Coin, found b
 		off += len(e.payload)
 	}
 	if idx < 0 {
-		return dst, Coin{}, false, nil
+		return dst, nil, false
 	}
 	if l.n == 1 {
-		return dst, removed, true, nil
+		return dst, payload, true
 	}
 	dst = AppendVarInt(dst, l.code)
 	dst = AppendVarInt(dst, uint64(l.n-1))
 	it = l.iter(b)
 	var prev uint32
 	wrote := false
-	var rmLen int
 	for i := 0; i < l.n; i++ {
 		e := it.next()
 		if i == idx {
-			rmLen = len(e.payload)
 			continue
 		}
 		gap := uint64(e.vout)
@@ -459,8 +474,8 @@ func RecordRemove(dst, b []byte, vout uint32) (rec []byte, removed Coin, found b
 	}
 	pay := b[l.payStart:]
 	dst = append(dst, pay[:off]...)
-	dst = append(dst, pay[off+rmLen:]...)
-	return dst, removed, true, nil
+	dst = append(dst, pay[off+len(payload):]...)
+	return dst, payload, true
 }
 
 // RecordAdd appends to dst the record b with output vout = c added. An empty

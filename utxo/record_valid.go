@@ -48,47 +48,8 @@ func ValidRecordDelete(dst, b []byte, vout uint32) (rec []byte, found bool, err 
 	if err != nil {
 		return dst, false, err
 	}
-	it := l.iter(b)
-	idx, off, rmLen := -1, 0, 0
-	for i := 0; i < l.n; i++ {
-		e := it.next()
-		if e.vout == vout {
-			idx, rmLen = i, len(e.payload)
-			break
-		}
-		if e.vout > vout {
-			break
-		}
-		off += len(e.payload)
-	}
-	if idx < 0 {
-		return dst, false, nil
-	}
-	if l.n == 1 {
-		return dst, true, nil
-	}
-	dst = AppendVarInt(dst, l.code)
-	dst = AppendVarInt(dst, uint64(l.n-1))
-	it = l.iter(b)
-	var prev uint32
-	wrote := false
-	for i := 0; i < l.n; i++ {
-		e := it.next()
-		if i == idx {
-			continue
-		}
-		gap := uint64(e.vout)
-		if wrote {
-			gap -= uint64(prev) + 1
-		}
-		dst = AppendVarInt(dst, gap)
-		dst = AppendVarInt(dst, uint64(len(e.payload)))
-		prev, wrote = e.vout, true
-	}
-	pay := b[l.payStart:]
-	dst = append(dst, pay[:off]...)
-	dst = append(dst, pay[off+rmLen:]...)
-	return dst, true, nil
+	dst, _, found = l.without(dst, b, vout)
+	return dst, found, nil
 }
 
 // ValidRecordLen is RecordLen for a canonical record.
@@ -103,6 +64,5 @@ func ValidRecordFirstIndex(b []byte) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	it := l.iter(b)
-	return it.next().vout, nil
+	return l.first(b), nil
 }
