@@ -171,6 +171,21 @@ bench-storage:
 	OUT=$(STOREBENCH_OUT) WORK=$(STOREBENCH_WORK) $(STOREBENCH_ENV) internal/storebench/run.sh
 	python3 internal/storebench/report.py $(STOREBENCH_OUT) $(STOREBENCH_OUT)/storage-growth.svg
 
+# Issue 19's assume-valid side by side (docs/benchmarks/nonsig.md): btcdreplay with a checkpoint at the tip
+# against utxod's defaults and its opt-in --muhash-async --prefetch 4 on every store, NONSIG_ROUNDS rounds, order
+# reversed each round, on the early corpus of 440k inputs buried under 2017 coinbase-only blocks (generated unless
+# NONSIG_CORPUS exists). ≈ 2 min with the defaults on 2 cores.
+.PHONY: bench-nonsig
+NONSIG_CORPUS ?= $(BIN)/nonsig-out/early440k-bury2017.dat
+NONSIG_ROUNDS ?= 5
+bench-nonsig: deps-build
+	$(GO) build -tags '$(TAGS)' -o $(BIN)/utxod ./cmd/utxod
+	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./cmd/chaingen
+	$(GO) build -o $(BIN)/btcdreplay ./cmd/btcdreplay
+	@mkdir -p $(dir $(NONSIG_CORPUS))
+	@test -f $(NONSIG_CORPUS) || $(BIN)/chaingen --profile early --target-inputs 440000 --seed 1 --bury 2017 --out $(NONSIG_CORPUS)
+	CORPUS=$(NONSIG_CORPUS) UTXOD=$(BIN)/utxod BTCDREPLAY=$(BIN)/btcdreplay python3 docs/benchmarks/nonsig-side-by-side.py $(NONSIG_ROUNDS)
+
 # Side-by-side full validation (docs/benchmarks/validation.md, "btcd replay side by side" and "signature floor"):
 # btcdreplay (btcd's blockchain package, full validation) and utxod import on each of VALBENCH_STORES, alternating
 # ABBA for VALBENCH_ROUNDS rounds on fresh datadirs, plus the signature floor. Generates the early-profile corpus
