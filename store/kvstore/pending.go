@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"errors"
+	"fmt"
 
 	"utxod/backends"
 	"utxod/store"
@@ -77,7 +78,26 @@ func (s *Store) Undo(block wire.Hash) (*utxo.Delta, error) {
 	if b == nil {
 		return nil, store.ErrNoUndo
 	}
-	return decodeUndo(b)
+	d, whole, err := decodeUndo(b)
+	if err != nil || whole {
+		return d, err
+	}
+	// block is the tip: every coin it created and did not spend is in the
+	// coin set (Core's DisconnectBlock reads them there too).
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	for i := range d.Created {
+		e := &d.Created[i]
+		c, found, err := s.coins.coin(e.Outpoint)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: block %s created %s:%d, which is not in the coin set", ErrBadUndo, block, e.Hash, e.Index)
+		}
+		e.Coin = c
+	}
+	return d, nil
 }
 
 // PutBlock implements store.Store.

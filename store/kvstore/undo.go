@@ -7,31 +7,41 @@ import (
 	"slices"
 
 	"utxod/utxo"
+	"utxod/wire"
 )
 
 // ErrBadUndo reports undo bytes that do not decode.
 var ErrBadUndo = errors.New("kvstore: corrupt undo record")
 
-// undoVersion tags the undo record layout (docs/formats.md, "Undo record").
-const undoVersion = 1
+// undoVersion tags the undo record layout (docs/formats.md, "Undo record"):
+// version 1 kept the created coins whole; version 2 keeps only their
+// outpoints, as Core's undo data holds only spent coins.
+const (
+	undoVersion1 = 1
+	undoVersion  = 2
+)
 
 // encodeUndo serializes a block's delta:
 //
-//	version (1 byte) ‖ 3 × list (Spent, Overwritten, Created), each
-//	VARINT(count) then per entry: txid (32) ‖ VARINT(vout) ‖
-//	VARINT(height<<1|coinbase) ‖ value (int64 LE) ‖ VARINT(len) ‖ script
+//	version (1 byte) ‖ 2 × list (Spent, Overwritten), each VARINT(count)
+//	then per entry: txid (32) ‖ VARINT(vout) ‖ VARINT(height<<1|coinbase) ‖
+//	value (int64 LE) ‖ VARINT(len) ‖ script; then the created outpoints:
+//	VARINT(groups), per group (one txid): txid (32) ‖ VARINT(n) ‖ n × VARINT(vout)
+//
+// Created coins are not kept: when the block is disconnected it is the tip,
+// so every coin it created is in the coin set, where Undo reads it.
 func encodeUndo(dst []byte, d *utxo.Delta) []byte {
 	// Size it once: undo records are written for every block.
-	n := 1
-	for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten, d.Created} {
-		n += 9
+	n := 1 + 9*3
+	for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten} {
 		for _, e := range list {
 			n += 32 + 5 + 5 + 8 + 3 + len(e.Script) // varints at their widest for these fields
 		}
 	}
+	n += len(d.Created) * (32 + 5 + 5)
 	dst = slices.Grow(dst, n)
 	dst = append(dst, undoVersion)
-	for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten, d.Created} {
+	for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten} {
 		dst = utxo.AppendVarInt(dst, uint64(len(list)))
 		for _, e := range list {
 			dst = append(dst, e.Hash[:]...)
@@ -46,14 +56,31 @@ func encodeUndo(dst []byte, d *utxo.Delta) []byte {
 			dst = append(dst, e.Script...)
 		}
 	}
+	groups := 0
+	for i := 0; i < len(d.Created); i = sameTxid(d.Created, i) {
+		groups++
+	}
+	dst = utxo.AppendVarInt(dst, uint64(groups))
+	for i := 0; i < len(d.Created); {
+		j := sameTxid(d.Created, i)
+		dst = append(dst, d.Created[i].Hash[:]...)
+		dst = utxo.AppendVarInt(dst, uint64(j-i))
+		for _, e := range d.Created[i:j] {
+			dst = utxo.AppendVarInt(dst, uint64(e.Index))
+		}
+		i = j
+	}
 	return dst
 }
 
-// decodeUndo parses encodeUndo's output. Scripts alias b.
-func decodeUndo(b []byte) (*utxo.Delta, error) {
-	if len(b) == 0 || b[0] != undoVersion {
-		return nil, fmt.Errorf("%w: version", ErrBadUndo)
+// decodeUndo parses encodeUndo's output (and version 1 records). Scripts
+// alias b. The Created entries of a version-2 record carry only their
+// outpoints (whole reports false); Store.Undo fills in their coins.
+func decodeUndo(b []byte) (d *utxo.Delta, whole bool, err error) {
+	if len(b) == 0 || (b[0] != undoVersion && b[0] != undoVersion1) {
+		return nil, false, fmt.Errorf("%w: version", ErrBadUndo)
 	}
+	whole = b[0] == undoVersion1
 	off := 1
 	varint := func(max uint64) (uint64, error) {
 		v, n, err := utxo.ReadVarInt(b[off:], max)
@@ -63,39 +90,46 @@ func decodeUndo(b []byte) (*utxo.Delta, error) {
 		off += n
 		return v, nil
 	}
-	d := &utxo.Delta{}
-	for li, list := range []*[]utxo.Entry{&d.Spent, &d.Overwritten, &d.Created} {
+	d = &utxo.Delta{}
+	lists := []*[]utxo.Entry{&d.Spent, &d.Overwritten}
+	if whole {
+		lists = append(lists, &d.Created)
+	}
+	for li, list := range lists {
 		n, err := varint(uint64(len(b)))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if n > uint64(len(b)-off)/44 {
-			return nil, fmt.Errorf("%w: list %d count %d", ErrBadUndo, li, n)
+			return nil, false, fmt.Errorf("%w: list %d count %d", ErrBadUndo, li, n)
 		}
 		out := make([]utxo.Entry, n)
 		for i := range out {
 			if off+32 > len(b) {
-				return nil, fmt.Errorf("%w: truncated", ErrBadUndo)
+				return nil, false, fmt.Errorf("%w: truncated", ErrBadUndo)
 			}
 			e := &out[i]
 			copy(e.Hash[:], b[off:])
 			off += 32
 			vout, err := varint(0xffffffff)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			code, err := varint(0x1ffffffff)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if off+8 > len(b) {
-				return nil, fmt.Errorf("%w: truncated", ErrBadUndo)
+				return nil, false, fmt.Errorf("%w: truncated", ErrBadUndo)
 			}
 			value := int64(binary.LittleEndian.Uint64(b[off:]))
 			off += 8
 			sl, err := varint(uint64(len(b) - off))
 			if err != nil {
-				return nil, err
+				return nil, false, err
+			}
+			if uint64(len(b)-off) < sl { // the bound above was taken before the length's own bytes
+				return nil, false, fmt.Errorf("%w: truncated script", ErrBadUndo)
 			}
 			e.Index = uint32(vout)
 			e.Height = uint32(code >> 1)
@@ -106,8 +140,39 @@ func decodeUndo(b []byte) (*utxo.Delta, error) {
 		}
 		*list = out
 	}
-	if off != len(b) {
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrBadUndo, len(b)-off)
+	if !whole {
+		groups, err := varint(uint64(len(b)))
+		if err != nil {
+			return nil, false, err
+		}
+		if groups > uint64(len(b)-off)/34 {
+			return nil, false, fmt.Errorf("%w: %d created groups", ErrBadUndo, groups)
+		}
+		for range groups {
+			if off+32 > len(b) {
+				return nil, false, fmt.Errorf("%w: truncated", ErrBadUndo)
+			}
+			var txid wire.Hash
+			copy(txid[:], b[off:])
+			off += 32
+			n, err := varint(uint64(len(b) - off))
+			if err != nil {
+				return nil, false, err
+			}
+			if n == 0 {
+				return nil, false, fmt.Errorf("%w: empty created group", ErrBadUndo)
+			}
+			for range n {
+				vout, err := varint(0xffffffff)
+				if err != nil {
+					return nil, false, err
+				}
+				d.Created = append(d.Created, utxo.Entry{Outpoint: utxo.Outpoint{Hash: txid, Index: uint32(vout)}})
+			}
+		}
 	}
-	return d, nil
+	if off != len(b) {
+		return nil, false, fmt.Errorf("%w: %d trailing bytes", ErrBadUndo, len(b)-off)
+	}
+	return d, whole, nil
 }
