@@ -41,21 +41,8 @@ func encodeUndo(dst []byte, d *utxo.Delta) []byte {
 	n += len(d.Created) * (32 + 5 + 5)
 	dst = slices.Grow(dst, n)
 	dst = append(dst, undoVersion)
-	for _, list := range [][]utxo.Entry{d.Spent, d.Overwritten} {
-		dst = utxo.AppendVarInt(dst, uint64(len(list)))
-		for _, e := range list {
-			dst = append(dst, e.Hash[:]...)
-			dst = utxo.AppendVarInt(dst, uint64(e.Index))
-			code := uint64(e.Height) << 1
-			if e.Coinbase {
-				code |= 1
-			}
-			dst = utxo.AppendVarInt(dst, code)
-			dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Value))
-			dst = utxo.AppendVarInt(dst, uint64(len(e.Script)))
-			dst = append(dst, e.Script...)
-		}
-	}
+	dst = appendUndoList(dst, d.Spent)
+	dst = appendUndoList(dst, d.Overwritten)
 	groups := 0
 	for i := 0; i < len(d.Created); i = sameTxid(d.Created, i) {
 		groups++
@@ -69,6 +56,26 @@ func encodeUndo(dst []byte, d *utxo.Delta) []byte {
 			dst = utxo.AppendVarInt(dst, uint64(e.Index))
 		}
 		i = j
+	}
+	return dst
+}
+
+// appendUndoList appends a list of whole coins: VARINT(count), then per
+// entry txid (32) ‖ VARINT(vout) ‖ VARINT(height<<1|coinbase) ‖ value
+// (int64 LE) ‖ VARINT(len) ‖ script.
+func appendUndoList(dst []byte, list []utxo.Entry) []byte {
+	dst = utxo.AppendVarInt(dst, uint64(len(list)))
+	for _, e := range list {
+		dst = append(dst, e.Hash[:]...)
+		dst = utxo.AppendVarInt(dst, uint64(e.Index))
+		code := uint64(e.Height) << 1
+		if e.Coinbase {
+			code |= 1
+		}
+		dst = utxo.AppendVarInt(dst, code)
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Value))
+		dst = utxo.AppendVarInt(dst, uint64(len(e.Script)))
+		dst = append(dst, e.Script...)
 	}
 	return dst
 }
