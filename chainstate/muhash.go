@@ -144,6 +144,16 @@ func (l *lazyMuHash) recordBlock(removed, added [][]utxo.Entry) int {
 	return n
 }
 
+// recordNow records one block's changes on the caller's goroutine (the
+// default; Config.AsyncMuHash queues them instead), counting them toward
+// mayExceed's bound.
+func (l *lazyMuHash) recordNow(removed, added [][]utxo.Entry) {
+	n := l.recordBlock(removed, added)
+	l.q.mu.Lock()
+	l.q.since += n
+	l.q.mu.Unlock()
+}
+
 // drain records queued jobs until none is left.
 func (l *lazyMuHash) drain() {
 	q := &l.q

@@ -49,7 +49,8 @@ func TestLazyMuHashMatchesDirect(t *testing.T) {
 }
 
 // TestLazyMuHashQueueMatchesDirect sends random blocks of changes through
-// the recording goroutine (enqueue), reading pending and materialising at
+// the recording goroutine (enqueue) and, every other block, records them in
+// place (recordNow, the default), reading pending and materialising at
 // random points while it may be running, and requires the digest of the
 // same changes applied directly, in order.
 func TestLazyMuHashQueueMatchesDirect(t *testing.T) {
@@ -75,7 +76,12 @@ func TestLazyMuHashQueueMatchesDirect(t *testing.T) {
 			for _, e := range added {
 				direct.InsertCoin(e.Outpoint, e.Coin)
 			}
-			lazy.enqueue([][]utxo.Entry{removed}, [][]utxo.Entry{added})
+			if blk%2 == 0 {
+				lazy.enqueue([][]utxo.Entry{removed}, [][]utxo.Entry{added})
+			} else {
+				lazy.wait() // recordNow runs with the queue idle
+				lazy.recordNow([][]utxo.Entry{removed}, [][]utxo.Entry{added})
+			}
 			switch rng.IntN(60) {
 			case 0:
 				lazy.materialize(&got)
@@ -102,4 +108,25 @@ func randomOutpoints(rng *rand.Rand, n int) []utxo.Outpoint {
 		pool[i].Index = uint32(rng.IntN(3))
 	}
 	return pool
+}
+
+// TestLazyMuHashBoundCountsRecordNow: changes recorded in place count
+// toward the bound that triggers a materialisation between flushes, as
+// queued ones do (without it the record grows until the next flush).
+func TestLazyMuHashBoundCountsRecordNow(t *testing.T) {
+	lazy := newLazyMuHash()
+	ops := randomOutpoints(rand.New(rand.NewPCG(1, 2)), 3)
+	var added []utxo.Entry
+	for _, op := range ops {
+		added = append(added, utxo.Entry{Outpoint: op, Coin: utxo.Coin{Value: 1, Script: []byte{0x51}}})
+	}
+	lazy.recordNow(nil, [][]utxo.Entry{added})
+	if !lazy.mayExceed(2) || lazy.pending() != 3 {
+		t.Fatalf("mayExceed(2) %v, pending %d after recording 3 coins in place", lazy.mayExceed(2), lazy.pending())
+	}
+	var m utxo.MuHash3072
+	lazy.materialize(&m)
+	if lazy.mayExceed(0) {
+		t.Fatal("the bound survived the materialisation")
+	}
 }

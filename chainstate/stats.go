@@ -110,7 +110,7 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool
 		// d is not modified after it is applied.
 		cs.lazy.enqueue(removed, added)
 	default:
-		cs.lazy.recordBlock(removed, added)
+		cs.lazy.recordNow(removed, added)
 	}
 	return nil
 }
