@@ -49,6 +49,21 @@ func (v *Validator) enforceBIP30(height int32, hash wire.Hash, prev *BlockNode) 
 	return enforce || height >= BIP34ImpliesBIP30Limit
 }
 
+// anyUnspent is Core's BIP30 question for one transaction: does view hold
+// an unspent output txid:o for any o < n (HaveCoin of every output)? A
+// utxo.TxOutputsView answers it in one lookup.
+func anyUnspent(view utxo.View, txid wire.Hash, n uint32) (bool, error) {
+	if txv, ok := view.(utxo.TxOutputsView); ok {
+		return txv.AnyUnspent(txid, n)
+	}
+	for o := range n {
+		if _, found, err := view.Coin(utxo.Outpoint{Hash: txid, Index: o}); err != nil || found {
+			return found, err
+		}
+	}
+	return false, nil
+}
+
 // overlay tracks coins a block creates and spends on top of a read-only view.
 type overlay struct {
 	view    utxo.View
@@ -150,23 +165,12 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	}
 	enforceBIP30 := v.enforceBIP30(height, b.Hash, prev)
 	if enforceBIP30 {
-		txv, perTx := view.(utxo.TxOutputsView)
 		for i := range b.Txs {
 			tx := &b.Txs[i]
-			if perTx { // one lookup for all of tx's outputs
-				if found, err := txv.AnyUnspent(tx.TxID, uint32(len(tx.Outputs))); err != nil {
-					return nil, nil, err
-				} else if found {
-					return nil, nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
-				}
-				continue
-			}
-			for o := range tx.Outputs {
-				if _, found, err := view.Coin(utxo.Outpoint{Hash: tx.TxID, Index: uint32(o)}); err != nil {
-					return nil, nil, err
-				} else if found {
-					return nil, nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
-				}
+			if found, err := anyUnspent(view, tx.TxID, uint32(len(tx.Outputs))); err != nil {
+				return nil, nil, err
+			} else if found {
+				return nil, nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
 			}
 		}
 	}

@@ -26,14 +26,7 @@ func TestSnapshotLoadKilled(t *testing.T) {
 	ref := referenceAt(t, 14131)
 	hs3 := ref["hash_serialized_3"].(string)
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	if code, _, errs := runCLI(t, nil, "import", "--datadir", src, "--log-level", "warn", sample); code != 0 {
-		t.Fatalf("import: %d %s", code, errs)
-	}
-	file := filepath.Join(dir, "utxo.dat")
-	if code, _, errs := runCLI(t, nil, "snapshot", "dump", "--datadir", src, "-o", file, "--log-level", "warn"); code != 0 {
-		t.Fatalf("dump: %d %s", code, errs)
-	}
+	_, file, _ := dumpSample(t, dir)
 	stores := []string{"pebble", "bbolt"}
 	args := []string{"build", "-o", filepath.Join(dir, "utxod")}
 	if backends.Available("rocksdb") == nil {

@@ -10,6 +10,24 @@ import (
 	"testing"
 )
 
+// dumpSample imports the mainnet sample into dir/src and dumps its UTXO
+// snapshot to dir/utxo.dat (dump's extra flags appended), returning the
+// datadir, the file and the dump's stdout.
+func dumpSample(t *testing.T, dir string, extra ...string) (src, file, stdout string) {
+	t.Helper()
+	src = filepath.Join(dir, "src")
+	if code, _, errs := runCLI(t, nil, "import", "--datadir", src, "--log-level", "warn", sample); code != 0 {
+		t.Fatalf("import: %d %s", code, errs)
+	}
+	file = filepath.Join(dir, "utxo.dat")
+	args := append([]string{"snapshot", "dump", "--datadir", src, "-o", file, "--log-level", "warn"}, extra...)
+	code, out, errs := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("dump: %d %s", code, errs)
+	}
+	return src, file, out
+}
+
 // TestSnapshotCLI: import the mainnet sample, dump it, verify it (the
 // published digests at 14131; the base is in no table, so verify needs
 // --expect-hash for exit 0), load it with the block file as headers, and
@@ -19,15 +37,7 @@ func TestSnapshotCLI(t *testing.T) {
 	ref := referenceAt(t, 14131)
 	hs3 := ref["hash_serialized_3"].(string)
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	if code, _, errs := runCLI(t, nil, "import", "--datadir", src, "--log-level", "warn", sample); code != 0 {
-		t.Fatalf("import: %d %s", code, errs)
-	}
-	file := filepath.Join(dir, "utxo.dat")
-	code, out, errs := runCLI(t, nil, "snapshot", "dump", "--datadir", src, "-o", file, "--json", "--log-level", "warn")
-	if code != 0 {
-		t.Fatalf("dump: %d %s", code, errs)
-	}
+	src, file, out := dumpSample(t, dir, "--json")
 	var dumped map[string]any
 	if err := json.Unmarshal([]byte(out), &dumped); err != nil {
 		t.Fatal(err, out)
@@ -43,7 +53,7 @@ func TestSnapshotCLI(t *testing.T) {
 	}
 
 	// verify: the digests; exit 1 without an expected hash, 0 with it.
-	code, out, errs = runCLI(t, nil, "snapshot", "verify", file, "--json", "--log-level", "warn")
+	code, out, errs := runCLI(t, nil, "snapshot", "verify", file, "--json", "--log-level", "warn")
 	if code != 1 || !strings.Contains(errs, "not recognized") {
 		t.Fatalf("verify without an expected hash: %d %s", code, errs)
 	}
