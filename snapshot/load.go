@@ -224,10 +224,11 @@ func checkTarget(dir string) error {
 }
 
 // prepareStaging creates the staging directory with its marker, removing a
-// stale one a crashed load left (recognised by the marker).
+// stale one a crashed load left: recognised by the marker, or empty (a load
+// killed between creating the directory and writing the marker).
 func prepareStaging(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		if _, err := os.Stat(filepath.Join(dir, stagingMarker)); err != nil {
+	if entries, err := os.ReadDir(dir); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, stagingMarker)); err != nil && len(entries) > 0 {
 			return fmt.Errorf("snapshot: %s exists and is not a staging directory of utxod snapshot load: remove it", dir)
 		}
 		if err := os.RemoveAll(dir); err != nil {
