@@ -281,20 +281,35 @@ func (cs *Chainstate) haveParentData(parent wire.Hash) bool {
 	return n != nil && (n.Status.Has(validate.StatusHaveData) || cs.chain.Contains(n) || n.Status.Invalid())
 }
 
-// Stats returns a copy of the statistics at the tip (MuHash exact).
+// Stats returns a copy of the statistics at the tip (MuHash exact). If the
+// pending MuHash work cannot be materialised (a coin set that lost a coin
+// it was given), the digest is withheld (NoMuHash) and the error logged.
 func (cs *Chainstate) Stats() Stats {
 	cs.mu.Lock()
 	defer cs.unlock()
-	return cs.statsLocked()
+	st, err := cs.statsLocked()
+	if err != nil {
+		cs.log.Error("muhash withheld", "err", err)
+		st = cs.stats
+		st.NoMuHash = true
+	}
+	return st
+}
+
+// materializeMuHash folds the pending MuHash work into the statistics.
+func (cs *Chainstate) materializeMuHash() error {
+	return cs.lazy.materialize(&cs.stats.MuHash, cs.store)
 }
 
 // statsLocked materialises pending MuHash work and returns the statistics
 // as readers see them. Callers hold cs.mu exclusively.
-func (cs *Chainstate) statsLocked() Stats {
-	cs.lazy.materialize(&cs.stats.MuHash)
+func (cs *Chainstate) statsLocked() (Stats, error) {
+	if err := cs.materializeMuHash(); err != nil {
+		return Stats{}, err
+	}
 	st := cs.stats
 	st.NoMuHash = cs.muOff
-	return st
+	return st, nil
 }
 
 // ProcessBlock validates raw and, when it extends the most-work valid chain,
@@ -329,7 +344,8 @@ func (cs *Chainstate) process(b *wire.Block, raw []byte) (Result, error) {
 	}
 	cs.processOrphans(b.Hash)
 	if cs.lazy.mayExceed(materializeAt) && cs.lazy.pending() > materializeAt {
-		cs.lazy.materialize(&cs.stats.MuHash)
+		// A failure stays pending and is reported by the next read or flush.
+		_ = cs.materializeMuHash()
 	}
 	return res, nil
 }
@@ -345,7 +361,10 @@ func indexEntries(nodes []*validate.BlockNode) []validate.IndexEntry {
 
 func (cs *Chainstate) flushLocked() error {
 	start := time.Now()
-	st := cs.statsLocked()
+	st, err := cs.statsLocked()
+	if err != nil {
+		return err
+	}
 	if err := cs.store.Flush(indexEntries(cs.index.TakeDirty()), &st); err != nil {
 		return err
 	}
@@ -528,7 +547,20 @@ func (cs *Chainstate) bestCandidate() *validate.BlockNode {
 	return best
 }
 
-func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
+func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) (err error) {
+	if cs.chain.Tip() == fork {
+		return nil
+	}
+	// Disconnects are recorded in a window of their own (see lazyMuHash):
+	// one before them is closed first, and theirs after them.
+	if err := cs.materializeMuHash(); err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			err = cs.materializeMuHash()
+		}
+	}()
 	for cs.chain.Tip() != fork {
 		tip := cs.chain.Tip()
 		d, err := cs.store.Undo(tip.Hash)
@@ -542,6 +574,9 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) error {
 		next.SetTip(uint32(tip.Parent.Height), tip.Parent.Hash)
 		if err := cs.store.Disconnect(tip.Hash, tip.Parent.Hash, d); err != nil {
 			return fmt.Errorf("chainstate: disconnect %s: %w", tip.Hash, err)
+		}
+		if err := cs.recordMuHash(d, false, 0); err != nil {
+			return err
 		}
 		cs.stats = next
 		cs.chain.SetTip(tip.Parent)
@@ -611,6 +646,9 @@ func (cs *Chainstate) apply(node *validate.BlockNode, d *utxo.Delta, assumed boo
 		next.Transactions = uint64(int64(next.Transactions) + n)
 	} else if err := cs.store.Connect(node.Hash, d); err != nil {
 		return fmt.Errorf("chainstate: connect %s: %w", node.Hash, err)
+	}
+	if err := cs.recordMuHash(d, true, uint32(max(node.Height-1, 0))); err != nil {
+		return err
 	}
 	cs.stats = next
 	cs.chain.SetTip(node)

@@ -23,7 +23,11 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	switch hashType {
 	case "", HashTypeMuHash, HashTypeNone:
 		cs.mu.Lock()
-		st := cs.statsLocked()
+		st, err := cs.statsLocked()
+		if err != nil {
+			cs.unlock()
+			return utxo.ChainstateInfo{}, err
+		}
 		info := st.Info()
 		cs.addAssumeValid(&info)
 		cs.snapshotInfo(&info)
@@ -40,7 +44,11 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	cs.hs3mu.Lock()
 	defer cs.hs3mu.Unlock()
 	cs.mu.Lock()
-	st := cs.statsLocked()
+	st, err := cs.statsLocked()
+	if err != nil {
+		cs.unlock()
+		return utxo.ChainstateInfo{}, err
+	}
 	info := st.Info()
 	cs.addAssumeValid(&info)
 	cs.snapshotInfo(&info)
@@ -88,7 +96,10 @@ func (cs *Chainstate) SnapshotCoins() (*CoinSnapshot, error) {
 }
 
 func (cs *Chainstate) snapshotLocked() (*CoinSnapshot, error) {
-	st := cs.statsLocked()
+	st, err := cs.statsLocked()
+	if err != nil {
+		return nil, err
+	}
 	sc, err := cs.store.Snapshot(indexEntries(cs.index.TakeDirty()), &st)
 	if err != nil {
 		return nil, err

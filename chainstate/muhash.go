@@ -2,37 +2,64 @@ package chainstate
 
 import (
 	"bytes"
-	"encoding/binary"
+	"fmt"
 	"runtime"
 	"sync"
 
 	"utxod/utxo"
+	"utxod/wire"
 )
 
-// lazyMuHash defers MuHash3072 work. Every coin added to or removed from the
-// set is recorded by outpoint with its serialization (utxo.AppendTxOutSer);
-// a coin added and later removed (or removed and re-added by a reorg) before
-// the next materialisation cancels without being hashed. materialize folds
-// the survivors into the running MuHash, hashing and multiplying on all cores.
-// The chainstate materialises before every read of the digest and before
-// every flush, so Info and the persisted state are always exact.
+// lazyMuHash defers MuHash3072 work. Coins that enter the set and leave it
+// again before the next materialisation cancel without being hashed or even
+// serialised; materialize reads the survivors back from the coin set and
+// hashes them, with the serializations (utxo.AppendTxOutSer) of the coins
+// removed that were there before, folding both into the running MuHash on
+// all cores. The chainstate materialises before every read of the digest
+// and before every flush, so Info and the persisted state are always exact.
 //
-// On an early-chain import most coins are created and spent between two
-// flushes, so most MuHash work disappears (docs/benchmarks/digests.md).
+// Changes are recorded after the coin set has applied them and in the set's
+// order (a removal removes the coin the set held at its outpoint), in
+// windows that a materialisation closes:
+//
+//   - A window of connects only is kept by height. Every coin the set held
+//     when it opened was created at or below the tip then (window.height),
+//     and every coin created since is above it, so a coin's height says
+//     whether it was added in the window: removing one records nothing at
+//     all, and additions are kept as the txids that made them. A txid's
+//     outputs are created together (one transaction; a txid made again is
+//     the same transaction, and BIP30 lets it in only once every earlier
+//     output is spent or, at its two exceptions, overwritten), so every
+//     unspent output of a listed txid was added in the window, and
+//     materialize reads them back one transaction at a time.
+//   - A window with a disconnect is kept in maps, since a disconnect adds
+//     back coins of any height: an addition is an outpoint in ins, and a
+//     removal of a pending addition deletes it (no comparison: the set held
+//     exactly that coin).
+//
+// Disconnects therefore start a window of their own (Chainstate.disconnectTo
+// materialises before and after them).
+//
+// On an early-chain import most coins are created and spent within one
+// window, so most MuHash work disappears (docs/benchmarks/digests.md).
 type lazyMuHash struct {
-	// ins and rem map an outpoint's 64-bit key (outpointKey) to where its
-	// serialization is kept (lazyLoc). Keys may collide: the kept bytes
-	// begin with the full outpoint, so a cancellation compares them, and
-	// an entry whose key is taken goes to extra. Neither map holds a
-	// pointer, so the garbage collector never scans them.
-	ins, rem map[uint64]lazyLoc
-	// extra holds insertions and removals that could not be keyed because
-	// the key was already pending (BIP30 overwrites, key collisions).
-	extraIns, extraRem [][]byte
+	// added lists the transactions whose outputs were added in a window
+	// kept by height (a txid may repeat: materialize reads each once).
+	added []addedTx
+	// ins holds the outpoints added in a window kept in maps and still in
+	// the set; rem maps removed outpoints that were in the set when the
+	// window opened to where their serializations are kept (lazyLoc).
+	// None of the three holds a pointer, so the garbage collector never
+	// scans them.
+	ins map[utxo.Outpoint]struct{}
+	rem map[utxo.Outpoint]lazyLoc
+	// extraRem holds removals that could not be keyed: the outpoint was
+	// already pending in rem (removed, added back with other bytes and
+	// removed again), or the serialization is longer than a lazyLoc holds.
+	extraRem [][]byte
 
 	// Serializations are built in scratch and only copied into the
-	// current chunk when they are kept (a removal usually cancels an
-	// insertion and keeps nothing); chunks are dropped at materialize.
+	// current chunk when they are kept; chunks are dropped at materialize.
 	scratch []byte
 	chunks  [][]byte
 
@@ -40,6 +67,48 @@ type lazyMuHash struct {
 	// while the chainstate goes on with the next block; everything above
 	// is the recording goroutine's until wait returns.
 	q muQueue
+
+	// win is the open window as the caller (the chainstate, under its
+	// lock) sees it; each job carries a copy.
+	win window
+}
+
+// addedTx is a transaction that added coins: n is one more than the
+// highest output index it added (where a View without utxo.TxCoinsView
+// is asked).
+type addedTx struct {
+	txid wire.Hash
+	n    uint32
+}
+
+// window says how the changes since the last materialisation are kept:
+// open once a change is recorded; byHeight, coins created above height were
+// added in it (see lazyMuHash).
+type window struct {
+	open, byHeight bool
+	height         uint32
+}
+
+// connectWindow is the window a block connected on a tip at height parent
+// is recorded in: a closed window opens by height there.
+func (l *lazyMuHash) connectWindow(parent uint32) window {
+	if !l.win.open {
+		l.win = window{open: true, byHeight: true, height: parent}
+	}
+	return l.win
+}
+
+// disconnectWindow is the window a disconnect is recorded in: a closed
+// window opens kept in maps. A window open by height must be materialised
+// first (ErrStats otherwise: its added coins could not be told apart).
+func (l *lazyMuHash) disconnectWindow() (window, error) {
+	switch {
+	case !l.win.open:
+		l.win = window{open: true}
+	case l.win.byHeight:
+		return window{}, fmt.Errorf("chainstate: muhash: %w: disconnect recorded in a window kept by height", utxo.ErrStats)
+	}
+	return l.win, nil
 }
 
 // muQueue is the lazy record's queue of changes, recorded in order by one
@@ -59,7 +128,10 @@ type muQueue struct {
 // muJob is one block's changes: the coins that left the set and those
 // that entered it, in that order. The entries (and the scripts they alias)
 // must stay unmodified until they are recorded.
-type muJob struct{ removed, added [][]utxo.Entry }
+type muJob struct {
+	removed, added [][]utxo.Entry
+	win            window
+}
 
 // maxQueued bounds the entries waiting in the queue; enqueue blocks beyond
 // it (memory: the queued deltas keep their blocks alive).
@@ -78,7 +150,7 @@ const lazyChunk = 64 << 10
 const materializeAt = 1 << 20
 
 func newLazyMuHash() *lazyMuHash {
-	l := &lazyMuHash{ins: make(map[uint64]lazyLoc), rem: make(map[uint64]lazyLoc)}
+	l := &lazyMuHash{ins: make(map[utxo.Outpoint]struct{}), rem: make(map[utxo.Outpoint]lazyLoc)}
 	l.q.idle.L = &l.q.mu
 	return l
 }
@@ -87,7 +159,7 @@ func newLazyMuHash() *lazyMuHash {
 // waits for the queue.
 func (l *lazyMuHash) pending() int {
 	l.wait()
-	return len(l.ins) + len(l.rem) + len(l.extraIns) + len(l.extraRem)
+	return len(l.added) + len(l.ins) + len(l.rem) + len(l.extraRem)
 }
 
 // mayExceed reports, without waiting, whether pending could be above n.
@@ -99,7 +171,7 @@ func (l *lazyMuHash) mayExceed(n int) bool {
 
 // enqueue has one block's changes recorded on another goroutine, in the
 // order of the calls: removed first, then added.
-func (l *lazyMuHash) enqueue(removed, added [][]utxo.Entry) {
+func (l *lazyMuHash) enqueue(w window, removed, added [][]utxo.Entry) {
 	n := 0
 	for _, list := range removed {
 		n += len(list)
@@ -115,7 +187,7 @@ func (l *lazyMuHash) enqueue(removed, added [][]utxo.Entry) {
 	for q.queued > maxQueued {
 		q.idle.Wait() // the recorder signals each job it takes
 	}
-	q.jobs = append(q.jobs, muJob{removed, added})
+	q.jobs = append(q.jobs, muJob{removed, added, w})
 	q.queued += n
 	q.since += n
 	if !q.running {
@@ -127,17 +199,32 @@ func (l *lazyMuHash) enqueue(removed, added [][]utxo.Entry) {
 
 // recordBlock records one block's changes now, on the caller's goroutine (the
 // queue must be idle), and returns how many there were.
-func (l *lazyMuHash) recordBlock(removed, added [][]utxo.Entry) int {
+func (l *lazyMuHash) recordBlock(w window, removed, added [][]utxo.Entry) int {
 	n := 0
 	for _, list := range removed {
 		for _, e := range list {
+			if w.byHeight && e.Height > w.height {
+				continue // added in this window: not read back, nothing to hash
+			}
 			l.remove(e.Outpoint, e.Coin)
 		}
 		n += len(list)
 	}
 	for _, list := range added {
-		for _, e := range list {
-			l.insert(e.Outpoint, e.Coin)
+		if w.byHeight {
+			// A transaction's coins are consecutive, in index order.
+			for i := 0; i < len(list); {
+				j := i + 1
+				for j < len(list) && list[j].Hash == list[i].Hash {
+					j++
+				}
+				l.added = append(l.added, addedTx{list[i].Hash, list[j-1].Index + 1})
+				i = j
+			}
+		} else {
+			for _, e := range list {
+				l.insert(e.Outpoint, e.Coin)
+			}
 		}
 		n += len(list)
 	}
@@ -147,8 +234,8 @@ func (l *lazyMuHash) recordBlock(removed, added [][]utxo.Entry) int {
 // recordNow records one block's changes on the caller's goroutine (the
 // default; Config.AsyncMuHash queues them instead), counting them toward
 // mayExceed's bound.
-func (l *lazyMuHash) recordNow(removed, added [][]utxo.Entry) {
-	n := l.recordBlock(removed, added)
+func (l *lazyMuHash) recordNow(w window, removed, added [][]utxo.Entry) {
+	n := l.recordBlock(w, removed, added)
 	l.q.mu.Lock()
 	l.q.since += n
 	l.q.mu.Unlock()
@@ -163,7 +250,7 @@ func (l *lazyMuHash) drain() {
 		q.jobs[0] = muJob{}
 		q.jobs = q.jobs[1:]
 		q.mu.Unlock()
-		n := l.recordBlock(j.removed, j.added)
+		n := l.recordBlock(j.win, j.removed, j.added)
 		q.mu.Lock()
 		q.queued -= n
 		q.idle.Broadcast()
@@ -182,14 +269,8 @@ func (l *lazyMuHash) wait() {
 	for q.running {
 		q.idle.Wait()
 	}
-	q.since = len(l.ins) + len(l.rem) + len(l.extraIns) + len(l.extraRem)
+	q.since = len(l.added) + len(l.ins) + len(l.rem) + len(l.extraRem)
 	q.mu.Unlock()
-}
-
-// outpointKey is the map key of op: txids are hashes, so their first eight
-// bytes spread well (a collision only costs a cancellation).
-func outpointKey(op utxo.Outpoint) uint64 {
-	return binary.LittleEndian.Uint64(op.Hash[:8]) ^ uint64(op.Index)*0x9e3779b97f4a7c15
 }
 
 // keep copies ser into the current chunk and returns its location.
@@ -215,46 +296,115 @@ func (l *lazyMuHash) get(loc lazyLoc) []byte {
 // keepExtra copies ser for an extra list (its own slice: extras are rare).
 func keepExtra(ser []byte) []byte { return append([]byte(nil), ser...) }
 
-// insert records that c entered the set at op.
+// insert records, in a window kept in maps, that c entered the set at op. It
+// cancels a pending removal
+// of the same coin (a reorg adding back what it removed); otherwise only op
+// is kept. An op already pending stays one insertion: the set holds one coin
+// per outpoint, and materialize hashes the one it holds.
 func (l *lazyMuHash) insert(op utxo.Outpoint, c utxo.Coin) {
-	l.record(op, c, l.ins, l.rem, &l.extraIns)
+	if len(l.rem) > 0 {
+		if r, ok := l.rem[op]; ok {
+			l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
+			if bytes.Equal(l.get(r), l.scratch) {
+				delete(l.rem, op)
+				return
+			}
+		}
+	}
+	l.ins[op] = struct{}{}
 }
 
-// remove records that c left the set at op.
+// remove records that c left the set at op (in a window kept by height, a
+// coin created before it opened). A pending insertion of op was
+// of c (changes arrive in the set's order), so the two cancel unhashed;
+// otherwise c's serialization is kept.
 func (l *lazyMuHash) remove(op utxo.Outpoint, c utxo.Coin) {
-	l.record(op, c, l.rem, l.ins, &l.extraRem)
-}
-
-// record adds c's serialization at op to pending (or to extra when op's key
-// is already pending there), unless it cancels an identical entry pending
-// in opposite.
-func (l *lazyMuHash) record(op utxo.Outpoint, c utxo.Coin, pending, opposite map[uint64]lazyLoc, extra *[][]byte) {
+	if len(l.ins) > 0 {
+		if _, ok := l.ins[op]; ok {
+			delete(l.ins, op)
+			return
+		}
+	}
 	l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
 	ser := l.scratch
-	k := outpointKey(op)
-	if r, ok := opposite[k]; ok && bytes.Equal(l.get(r), ser) {
-		delete(opposite, k)
-		return
-	}
 	if len(ser) > 0xffff {
-		*extra = append(*extra, keepExtra(ser))
+		l.extraRem = append(l.extraRem, keepExtra(ser))
 		return
 	}
-	if _, dup := pending[k]; dup {
-		*extra = append(*extra, keepExtra(ser))
+	if _, dup := l.rem[op]; dup {
+		l.extraRem = append(l.extraRem, keepExtra(ser))
 		return
 	}
-	pending[k] = l.keep(ser)
+	l.rem[op] = l.keep(ser)
 }
 
 // materialize folds every pending change into m and empties the record.
-func (l *lazyMuHash) materialize(m *utxo.MuHash3072) {
+// The coins added are read back from set, which must hold every one of them
+// (it has applied every recorded change); an error leaves m and the record
+// unchanged.
+func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	if l.pending() == 0 { // waits for the queue
-		return
+		l.win = window{}
+		return nil
 	}
-	ins := append(make([][]byte, 0, len(l.ins)+len(l.extraIns)), l.extraIns...)
-	for _, loc := range l.ins {
-		ins = append(ins, l.get(loc))
+	var buf []byte
+	ends := make([]int, 0, len(l.ins))
+	for op := range l.ins {
+		c, found, err := set.Coin(op)
+		if err != nil {
+			return fmt.Errorf("chainstate: muhash: read back %s:%d: %w", op.Hash, op.Index, err)
+		}
+		if !found {
+			return fmt.Errorf("chainstate: muhash: %w: coin %s:%d was added and is not in the set", utxo.ErrStats, op.Hash, op.Index)
+		}
+		buf = utxo.AppendTxOutSer(buf, op, c)
+		ends = append(ends, len(buf))
+	}
+	// A listed transaction's unspent outputs are the ones it added (those
+	// spent in the window are gone); one listed twice (an overwrite, a txid
+	// made again after it was spent) is read once.
+	if len(l.added) > 0 {
+		txv, _ := set.(utxo.TxCoinsView)
+		seen := make(map[wire.Hash]struct{})
+		var coins []utxo.IndexedCoin
+		for _, a := range l.added {
+			if _, dup := seen[a.txid]; dup {
+				continue
+			}
+			coins = coins[:0]
+			if txv != nil {
+				var err error
+				if coins, err = txv.AppendTxCoins(coins, a.txid); err != nil {
+					return fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
+				}
+			} else {
+				for i := range a.n {
+					c, found, err := set.Coin(utxo.Outpoint{Hash: a.txid, Index: i})
+					if err != nil {
+						return fmt.Errorf("chainstate: muhash: read back %s:%d: %w", a.txid, i, err)
+					}
+					if found {
+						coins = append(coins, utxo.IndexedCoin{Index: i, Coin: c})
+					}
+				}
+			}
+			if len(coins) == 0 {
+				continue
+			}
+			seen[a.txid] = struct{}{}
+			for _, c := range coins {
+				buf = utxo.AppendTxOutSer(buf, utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin)
+				ends = append(ends, len(buf))
+			}
+		}
+	}
+	ins := make([][]byte, len(ends))
+	for i, e := range ends {
+		s := 0
+		if i > 0 {
+			s = ends[i-1]
+		}
+		ins[i] = buf[s:e:e]
 	}
 	rem := append(make([][]byte, 0, len(l.rem)+len(l.extraRem)), l.extraRem...)
 	for _, loc := range l.rem {
@@ -280,9 +430,12 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072) {
 	}
 	clear(l.ins)
 	clear(l.rem)
-	l.extraIns, l.extraRem = nil, nil
+	l.added = l.added[:0]
+	l.extraRem = nil
+	l.win = window{}
 	l.chunks = nil // garbage once the maps are clear
 	l.q.mu.Lock()
 	l.q.since = 0
 	l.q.mu.Unlock()
+	return nil
 }

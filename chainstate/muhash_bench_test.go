@@ -23,6 +23,10 @@ func BenchmarkLazyMuHashChurn(b *testing.B) {
 		script := append([]byte{0x76, 0xa9, 0x14}, h[:20]...)
 		coins[i] = utxo.Coin{Value: int64(i) * 1000, Height: uint32(i), Script: append(script, 0x88, 0xac)}
 	}
+	set := coinSet{}
+	for i := spent; i < n; i++ {
+		set[ops[i]] = coins[i]
+	}
 	l := newLazyMuHash()
 	var m utxo.MuHash3072
 	b.ReportAllocs()
@@ -33,6 +37,8 @@ func BenchmarkLazyMuHashChurn(b *testing.B) {
 		for i := 0; i < spent; i++ {
 			l.remove(ops[i], coins[i])
 		}
-		l.materialize(&m)
+		if err := l.materialize(&m, set); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -1,100 +1,309 @@
 package chainstate
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
 	"utxod/utxo"
+	"utxod/wire"
 )
 
+// coinSet is a model coin set: what the lazy record reads added coins back
+// from.
+type coinSet map[utxo.Outpoint]utxo.Coin
+
+func (s coinSet) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
+	c, ok := s[op]
+	return c, ok, nil
+}
+
+// randomChanges returns n changes to set, applied to it as they are made,
+// in the set's order: a removal removes the coin the set holds, and an
+// insertion at an outpoint in use removes its coin first (a BIP30
+// overwrite). Coins come from a small domain, so removed coins are often
+// added back identical (a reorg) and sometimes with other bytes. As in a
+// block's utxo.Delta, an outpoint added is not touched again in the same
+// call (its removals, which are recorded first, came first).
+func randomChanges(rng *rand.Rand, set coinSet, pool []utxo.Outpoint, n int) (removed, added []utxo.Entry) {
+	fresh := map[utxo.Outpoint]bool{}
+	for ; n > 0; n-- {
+		op := pool[rng.IntN(len(pool))]
+		if fresh[op] {
+			continue
+		}
+		old, in := set[op]
+		if in && rng.IntN(3) > 0 {
+			removed = append(removed, utxo.Entry{Outpoint: op, Coin: old})
+			delete(set, op)
+			continue
+		}
+		c := utxo.Coin{Value: int64(rng.IntN(3)), Height: uint32(rng.IntN(2)), Script: []byte{0x51}}
+		if in {
+			removed = append(removed, utxo.Entry{Outpoint: op, Coin: old})
+		}
+		set[op] = c
+		fresh[op] = true
+		added = append(added, utxo.Entry{Outpoint: op, Coin: c})
+	}
+	return removed, added
+}
+
 // TestLazyMuHashMatchesDirect replays random insertions and removals —
-// cancelling pairs, re-additions, BIP30-style duplicates of one outpoint
-// with other bytes, and outpoints whose 64-bit keys collide — through the
-// lazy record and directly through MuHash3072, materialising at random
-// points, and requires the same digest.
+// cancelling pairs, coins added back identical or with other bytes,
+// overwrites — through the lazy record and directly through MuHash3072,
+// materialising at random points, and requires the same digest.
 func TestLazyMuHashMatchesDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
-	var pool []utxo.Outpoint
-	for _, op := range randomOutpoints(rng, 64) {
-		// A twin with the same first eight bytes and index: the same key.
-		twin := op
-		twin.Hash[31] ^= 0xff
-		pool = append(pool, op, twin)
-	}
-	if outpointKey(pool[0]) != outpointKey(pool[1]) || pool[0] == pool[1] {
-		t.Fatal("the twins do not collide")
-	}
+	pool := randomOutpoints(rng, 128)
 	for round := 0; round < 20; round++ {
 		lazy := newLazyMuHash()
+		set := coinSet{}
 		var direct, got utxo.MuHash3072
 		for n := 0; n < 2000; n++ {
-			op := pool[rng.IntN(len(pool))]
-			c := utxo.Coin{Value: int64(rng.IntN(3)), Height: uint32(rng.IntN(2)), Script: []byte{0x51}}
-			if rng.IntN(2) == 0 {
-				lazy.insert(op, c)
-				direct.InsertCoin(op, c)
-			} else {
-				lazy.remove(op, c)
-				direct.RemoveCoin(op, c)
+			// One change at a time, recorded after the set applied it.
+			removed, added := randomChanges(rng, set, pool, 1)
+			for _, e := range removed {
+				lazy.remove(e.Outpoint, e.Coin)
+				direct.RemoveCoin(e.Outpoint, e.Coin)
+			}
+			for _, e := range added {
+				lazy.insert(e.Outpoint, e.Coin)
+				direct.InsertCoin(e.Outpoint, e.Coin)
 			}
 			if rng.IntN(500) == 0 {
-				lazy.materialize(&got)
+				if err := lazy.materialize(&got, set); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		lazy.materialize(&got)
+		if err := lazy.materialize(&got, set); err != nil {
+			t.Fatal(err)
+		}
 		if got.Finalize() != direct.Finalize() {
 			t.Fatalf("round %d: lazy %x, direct %x", round, got.Finalize(), direct.Finalize())
+		}
+		// The record's result is the set's own digest.
+		var whole utxo.MuHash3072
+		for op, c := range set {
+			whole.InsertCoin(op, c)
+		}
+		if got.Finalize() != whole.Finalize() {
+			t.Fatalf("round %d: lazy %x, the set's %x", round, got.Finalize(), whole.Finalize())
 		}
 	}
 }
 
-// TestLazyMuHashQueueMatchesDirect sends random blocks of changes through
-// the recording goroutine (enqueue) and, every other block, records them in
-// place (recordNow, the default), reading pending and materialising at
-// random points while it may be running, and requires the digest of the
-// same changes applied directly, in order.
-func TestLazyMuHashQueueMatchesDirect(t *testing.T) {
+// TestLazyMuHashMissingCoin: an added coin the set no longer holds (a store
+// that lost it) fails the materialisation and leaves digest and record as
+// they were, so a later read fails too instead of reporting a wrong digest.
+func TestLazyMuHashMissingCoin(t *testing.T) {
+	lazy := newLazyMuHash()
+	ops := randomOutpoints(rand.New(rand.NewPCG(4, 4)), 2)
+	c := utxo.Coin{Value: 5, Script: []byte{0x51}}
+	lazy.insert(ops[0], c)
+	lazy.insert(ops[1], c)
+	var m utxo.MuHash3072
+	before := m.Finalize()
+	set := coinSet{ops[0]: c}
+	for range 2 {
+		if err := lazy.materialize(&m, set); !errors.Is(err, utxo.ErrStats) {
+			t.Fatalf("materialize without the coin: %v, want utxo.ErrStats", err)
+		}
+		if m.Finalize() != before || lazy.pending() != 2 {
+			t.Fatalf("a failed materialisation changed the digest or the record (pending %d)", lazy.pending())
+		}
+	}
+	set[ops[1]] = c
+	if err := lazy.materialize(&m, set); err != nil {
+		t.Fatal(err)
+	}
+	var direct utxo.MuHash3072
+	direct.InsertCoin(ops[0], c)
+	direct.InsertCoin(ops[1], c)
+	if m.Finalize() != direct.Finalize() {
+		t.Fatal("digest after the coin came back differs")
+	}
+}
+
+// chainBlock is one block's delta in TestLazyMuHashWindowsMatchDirect.
+type chainBlock struct{ spent, overwritten, created []utxo.Entry }
+
+// txOutputs is the number of outputs of the model transaction txid (1–3).
+func txOutputs(txid wire.Hash) uint32 { return 1 + uint32(txid[0])%3 }
+
+// randomBlock makes a block at height that spends coins of set and makes
+// transactions of pool — new ones, ones made again once every earlier
+// output is spent, and now and then over unspent outputs (a BIP30
+// exception, which overwrites them) — and applies it to set. Like a
+// utxo.Delta, spent and overwritten coins were in the set before the block,
+// a transaction is made at most once per block, and its outputs are
+// consecutive and in index order.
+func randomBlock(rng *rand.Rand, set coinSet, pool []wire.Hash, height uint32) chainBlock {
+	var b chainBlock
+	for n := rng.IntN(30); n > 0; n-- {
+		txid := pool[rng.IntN(len(pool))]
+		op := utxo.Outpoint{Hash: txid, Index: uint32(rng.IntN(int(txOutputs(txid))))}
+		if c, ok := set[op]; ok {
+			b.spent = append(b.spent, utxo.Entry{Outpoint: op, Coin: c})
+			delete(set, op)
+		}
+	}
+	made := map[wire.Hash]bool{}
+	for n := rng.IntN(12); n > 0; n-- {
+		txid := pool[rng.IntN(len(pool))]
+		if made[txid] {
+			continue
+		}
+		var live []utxo.Entry
+		for i := range txOutputs(txid) {
+			op := utxo.Outpoint{Hash: txid, Index: i}
+			if c, ok := set[op]; ok {
+				live = append(live, utxo.Entry{Outpoint: op, Coin: c})
+			}
+		}
+		if len(live) > 0 && rng.IntN(8) > 0 {
+			continue // BIP30
+		}
+		made[txid] = true
+		b.overwritten = append(b.overwritten, live...)
+		for i := range txOutputs(txid) {
+			op := utxo.Outpoint{Hash: txid, Index: i}
+			c := utxo.Coin{Value: int64(rng.IntN(1000)), Height: height, Coinbase: rng.IntN(5) == 0, Script: []byte{0x51, byte(rng.IntN(4))}}
+			set[op] = c
+			b.created = append(b.created, utxo.Entry{Outpoint: op, Coin: c})
+		}
+	}
+	return b
+}
+
+// txCoinSet is a coinSet that also answers utxo.TxCoinsView.
+type txCoinSet struct{ coinSet }
+
+func (s txCoinSet) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
+	for i := range txOutputs(txid) {
+		if c, ok := s.coinSet[utxo.Outpoint{Hash: txid, Index: i}]; ok {
+			dst = append(dst, utxo.IndexedCoin{Index: i, Coin: c})
+		}
+	}
+	return dst, nil
+}
+
+// TestLazyMuHashWindowsMatchDirect runs random chains — spends,
+// transactions of one to three outputs, overwrites, txids made again, reorgs of up to three blocks — through
+// the chainstate's recording protocol (windows kept by height for connects,
+// in maps for disconnects, materialised around them), on the recording
+// goroutine or in place at random, materialising at random points, and
+// requires the digest of the same changes applied directly, and the set's
+// own digest.
+func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
-	pool := randomOutpoints(rng, 256)
-	for round := 0; round < 10; round++ {
+	var pool []wire.Hash
+	for _, op := range randomOutpoints(rng, 150) {
+		pool = append(pool, op.Hash)
+	}
+	for round := 0; round < 12; round++ {
 		lazy := newLazyMuHash()
+		set := coinSet{}
+		// Odd rounds read transactions back through utxo.TxCoinsView.
+		var view utxo.View = set
+		if round%2 == 1 {
+			view = txCoinSet{set}
+		}
 		var direct, got utxo.MuHash3072
-		for blk := 0; blk < 300; blk++ {
-			var removed, added []utxo.Entry
-			for n := rng.IntN(40); n > 0; n-- {
-				e := utxo.Entry{Outpoint: pool[rng.IntN(len(pool))],
-					Coin: utxo.Coin{Value: int64(rng.IntN(3)), Height: uint32(rng.IntN(2)), Script: []byte{0x51}}}
-				if rng.IntN(2) == 0 {
-					removed = append(removed, e)
-				} else {
-					added = append(added, e)
-				}
-			}
-			for _, e := range removed {
-				direct.RemoveCoin(e.Outpoint, e.Coin)
-			}
-			for _, e := range added {
-				direct.InsertCoin(e.Outpoint, e.Coin)
-			}
-			if blk%2 == 0 {
-				lazy.enqueue([][]utxo.Entry{removed}, [][]utxo.Entry{added})
+		var chain []chainBlock
+		record := func(w window, removed, added [][]utxo.Entry) {
+			if rng.IntN(2) == 0 {
+				lazy.enqueue(w, removed, added)
 			} else {
 				lazy.wait() // recordNow runs with the queue idle
-				lazy.recordNow([][]utxo.Entry{removed}, [][]utxo.Entry{added})
+				lazy.recordNow(w, removed, added)
 			}
-			switch rng.IntN(60) {
+		}
+		materialize := func() {
+			if err := lazy.materialize(&got, view); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for blk := 0; blk < 400; blk++ {
+			if len(chain) > 0 && rng.IntN(12) == 0 {
+				materialize()
+				for k := 1 + rng.IntN(min(3, len(chain))); k > 0; k-- {
+					b := chain[len(chain)-1]
+					chain = chain[:len(chain)-1]
+					// A coin a later block overwrote is gone (Core's
+					// DisconnectBlock calls that unclean and goes on).
+					var created []utxo.Entry
+					for _, e := range b.created {
+						if c, ok := set[e.Outpoint]; ok && c.Height == e.Height && c.Value == e.Value {
+							created = append(created, e)
+							delete(set, e.Outpoint)
+							direct.RemoveCoin(e.Outpoint, e.Coin)
+						}
+					}
+					for _, e := range b.spent {
+						set[e.Outpoint] = e.Coin
+						direct.InsertCoin(e.Outpoint, e.Coin)
+					}
+					w, err := lazy.disconnectWindow()
+					if err != nil {
+						t.Fatal(err)
+					}
+					record(w, [][]utxo.Entry{created}, [][]utxo.Entry{b.spent})
+				}
+				materialize()
+			}
+			parent := uint32(len(chain))
+			b := randomBlock(rng, set, pool, parent+1)
+			chain = append(chain, b)
+			for _, e := range b.spent {
+				direct.RemoveCoin(e.Outpoint, e.Coin)
+			}
+			for _, e := range b.overwritten {
+				direct.RemoveCoin(e.Outpoint, e.Coin)
+			}
+			for _, e := range b.created {
+				direct.InsertCoin(e.Outpoint, e.Coin)
+			}
+			record(lazy.connectWindow(parent), [][]utxo.Entry{b.spent, b.overwritten}, [][]utxo.Entry{b.created})
+			switch rng.IntN(40) {
 			case 0:
-				lazy.materialize(&got)
+				materialize()
 			case 1:
 				if may := lazy.mayExceed(0); lazy.pending() > 0 && !may {
 					t.Fatal("mayExceed(0) false with changes pending")
 				}
 			}
 		}
-		lazy.materialize(&got)
+		materialize()
 		if got.Finalize() != direct.Finalize() {
-			t.Fatalf("round %d: queued %x, direct %x", round, got.Finalize(), direct.Finalize())
+			t.Fatalf("round %d: lazy %x, direct %x", round, got.Finalize(), direct.Finalize())
 		}
+		var whole utxo.MuHash3072
+		for op, c := range set {
+			whole.InsertCoin(op, c)
+		}
+		if got.Finalize() != whole.Finalize() {
+			t.Fatalf("round %d: lazy %x, the set's %x", round, got.Finalize(), whole.Finalize())
+		}
+	}
+}
+
+// TestLazyMuHashDisconnectNeedsOwnWindow: a disconnect is refused in a
+// window kept by height (its coins of any height would be mistaken for
+// ones that were there before).
+func TestLazyMuHashDisconnectNeedsOwnWindow(t *testing.T) {
+	lazy := newLazyMuHash()
+	lazy.connectWindow(5)
+	if _, err := lazy.disconnectWindow(); !errors.Is(err, utxo.ErrStats) {
+		t.Fatalf("disconnect in a window by height: %v, want utxo.ErrStats", err)
+	}
+	var m utxo.MuHash3072
+	if err := lazy.materialize(&m, coinSet{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lazy.disconnectWindow(); err != nil {
+		t.Fatalf("disconnect after the materialisation: %v", err)
 	}
 }
 
@@ -118,14 +327,16 @@ func TestLazyMuHashBoundCountsRecordNow(t *testing.T) {
 	ops := randomOutpoints(rand.New(rand.NewPCG(1, 2)), 3)
 	var added []utxo.Entry
 	for _, op := range ops {
-		added = append(added, utxo.Entry{Outpoint: op, Coin: utxo.Coin{Value: 1, Script: []byte{0x51}}})
+		added = append(added, utxo.Entry{Outpoint: op, Coin: utxo.Coin{Value: 1, Height: 1, Script: []byte{0x51}}})
 	}
-	lazy.recordNow(nil, [][]utxo.Entry{added})
+	lazy.recordNow(lazy.connectWindow(0), nil, [][]utxo.Entry{added})
 	if !lazy.mayExceed(2) || lazy.pending() != 3 {
 		t.Fatalf("mayExceed(2) %v, pending %d after recording 3 coins in place", lazy.mayExceed(2), lazy.pending())
 	}
 	var m utxo.MuHash3072
-	lazy.materialize(&m)
+	if err := lazy.materialize(&m, coinSet{ops[0]: added[0].Coin, ops[1]: added[1].Coin, ops[2]: added[2].Coin}); err != nil {
+		t.Fatal(err)
+	}
 	if lazy.mayExceed(0) {
 		t.Fatal("the bound survived the materialisation")
 	}

@@ -83,12 +83,7 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool
 			}
 		}
 	}
-	removed, added := [][]utxo.Entry{d.Spent, d.Overwritten}, [][]utxo.Entry{d.Created}
-	if !connect {
-		// Overwritten coins do not come back (Core's undo data cannot
-		// restore them).
-		removed, added = [][]utxo.Entry{d.Created}, [][]utxo.Entry{d.Spent}
-	}
+	removed, added := muChanges(d, connect)
 	for _, list := range removed {
 		for _, e := range list {
 			if err := s.RemoveCoin(e.Outpoint, e.Coin, false); err != nil {
@@ -103,14 +98,45 @@ func (cs *Chainstate) applyStats(s *Stats, d *utxo.Delta, connect, countTxs bool
 			}
 		}
 	}
-	switch {
-	case cs.muOff:
-	case cs.muAsync:
+	return nil
+}
+
+// muChanges are the coins delta d removes from and adds to the set when a
+// block is connected (connect=true) or disconnected, in the order they are
+// applied.
+func muChanges(d *utxo.Delta, connect bool) (removed, added [][]utxo.Entry) {
+	if !connect {
+		// Overwritten coins do not come back (Core's undo data cannot
+		// restore them).
+		return [][]utxo.Entry{d.Created}, [][]utxo.Entry{d.Spent}
+	}
+	return [][]utxo.Entry{d.Spent, d.Overwritten}, [][]utxo.Entry{d.Created}
+}
+
+// recordMuHash records delta d's changes for the MuHash once the store has
+// applied them (lazyMuHash reads added coins back from the set): a connect
+// on a tip at height parent, or a disconnect (connect false; the window must
+// not be open by height, see disconnectTo).
+func (cs *Chainstate) recordMuHash(d *utxo.Delta, connect bool, parent uint32) error {
+	if cs.muOff {
+		return nil
+	}
+	removed, added := muChanges(d, connect)
+	var w window
+	if connect {
+		w = cs.lazy.connectWindow(parent)
+	} else {
+		var err error
+		if w, err = cs.lazy.disconnectWindow(); err != nil {
+			return err
+		}
+	}
+	if cs.muAsync {
 		// Recorded on another goroutine while the next block connects;
 		// d is not modified after it is applied.
-		cs.lazy.enqueue(removed, added)
-	default:
-		cs.lazy.recordNow(removed, added)
+		cs.lazy.enqueue(w, removed, added)
+	} else {
+		cs.lazy.recordNow(w, removed, added)
 	}
 	return nil
 }

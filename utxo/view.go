@@ -30,6 +30,18 @@ type TxOutputsView interface {
 	AnyUnspent(txid wire.Hash, n uint32) (bool, error)
 }
 
+// TxCoinsView is an optional View extension for reading back every unspent
+// output of one transaction at once (the lazy MuHash does, for the
+// transactions created since it last materialised).
+//
+// AppendTxCoins appends txid's unspent outputs to dst in index order
+// (exactly the coins Coin(txid:i) would find). Their scripts may alias
+// memory the view reuses: they are valid until the next call to the view.
+type TxCoinsView interface {
+	View
+	AppendTxCoins(dst []IndexedCoin, txid wire.Hash) ([]IndexedCoin, error)
+}
+
 // Entry pairs an outpoint with its coin.
 type Entry struct {
 	Outpoint

@@ -116,7 +116,10 @@ type coinCache struct {
 	arena   arena
 	scratch [2][]byte
 	outs    []utxo.IndexedCoin // addRun's scratch
-	key     [33]byte
+	// txScripts holds the scripts appendTxCoins decompressed, until its
+	// next call.
+	txScripts []byte
+	key       [33]byte
 }
 
 func newCoinCache(kv backends.KV) coinCache {
@@ -226,6 +229,20 @@ func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
 		return false, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 	}
 	return first < n, nil
+}
+
+// appendTxCoins appends the unspent outputs of txid to dst; decompressed
+// scripts go to a buffer the next call reuses.
+func (c *coinCache) appendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
+	e, err := c.load(txid)
+	if err != nil || e.len() == 0 {
+		return dst, err
+	}
+	dst, c.txScripts, err = utxo.DecodeRecordArena(c.arena.get(e), dst, c.txScripts[:0])
+	if err != nil {
+		return dst, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
+	}
+	return dst, nil
 }
 
 // liveOutputs is the number of unspent outputs of txid.

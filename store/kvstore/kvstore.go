@@ -121,6 +121,14 @@ func (s *Store) AnyUnspent(txid wire.Hash, n uint32) (bool, error) {
 	return s.coins.anyUnspent(txid, n)
 }
 
+// AppendTxCoins implements utxo.TxCoinsView: one cache lookup of txid's
+// record.
+func (s *Store) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.coins.appendTxCoins(dst, txid)
+}
+
 // LiveOutputs implements store.Store.
 func (s *Store) LiveOutputs(txid wire.Hash) (int, error) { return s.coins.liveOutputs(txid) }
 
