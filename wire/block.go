@@ -53,6 +53,10 @@ func (b *Block) Parse(raw []byte) error {
 	// an output about 35) saves append's growth copies on a fresh Block.
 	a.ins = slices.Grow(a.ins, n+len(raw)/160)
 	a.outs = slices.Grow(a.outs, 2*n+len(raw)/160)
+	// Ids are hashed once the block is parsed, all at once (hashIDs).
+	a.batch = true
+	a.msgs = slices.Grow(a.msgs[:0], n)
+	a.strip = a.strip[:0]
 	for i := range b.Txs {
 		b.Txs[i] = Tx{}
 		if off, err = a.parseTx(raw, off, &b.Txs[i]); err != nil {
@@ -62,6 +66,7 @@ func (b *Block) Parse(raw []byte) error {
 	if off != len(raw) {
 		return fmt.Errorf("%w: %d bytes after block", ErrTrailing, len(raw)-off)
 	}
+	a.hashIDs(b.Txs)
 	for i := range b.Txs {
 		a.resolve(&b.Txs[i])
 	}

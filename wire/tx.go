@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash"
+	"slices"
+
+	"utxod/internal/sha256x"
 )
 
 // TxIn is a view of one transaction input. Script and Witness alias the
@@ -71,6 +74,14 @@ type arena struct {
 	wits [][]byte
 	h    hash.Hash
 	sum  []byte // h's output buffer (a stack array would escape through the interface)
+
+	// batch: parseTx leaves the ids to hashIDs, which hashes the whole
+	// block's messages at once (sha256x: many messages per SIMD call).
+	batch bool
+	msgs  [][]byte   // per transaction: Raw, or the stripped serialization then Raw
+	strip []byte     // the stripped serializations of segwit transactions
+	sums  [][32]byte // hashIDs' output
+	ids   *sha256x.Hasher
 }
 
 // ParseTx parses exactly one transaction occupying all of raw.
@@ -215,6 +226,20 @@ func (a *arena) parseTx(b []byte, start int, tx *Tx) (int, error) {
 	off += 4
 	tx.Raw = b[start:off:off]
 	tx.HasWitness = segwit
+	if a.batch {
+		if segwit {
+			tx.witBytes = (off - start) - (4 + (bodyEnd - bodyStart) + 4)
+			n := len(a.strip)
+			a.strip = append(a.strip, b[start:start+4]...)
+			a.strip = append(a.strip, b[bodyStart:bodyEnd]...)
+			a.strip = append(a.strip, b[off-4:off]...)
+			a.msgs = append(a.msgs, a.strip[n:len(a.strip):len(a.strip)], tx.Raw)
+		} else {
+			tx.witBytes = 0
+			a.msgs = append(a.msgs, tx.Raw)
+		}
+		return off, nil
+	}
 	if segwit {
 		// txid = SHA-256d(version ‖ vin…vout ‖ locktime), hashed from the
 		// byte ranges of the segwit serialization.
@@ -236,6 +261,27 @@ func (a *arena) parseTx(b []byte, start int, tx *Tx) (int, error) {
 		tx.WTxID = tx.TxID
 	}
 	return off, nil
+}
+
+// hashIDs sets the ids of txs, parsed in batch mode, from a.msgs.
+func (a *arena) hashIDs(txs []Tx) {
+	if a.ids == nil {
+		a.ids = sha256x.New()
+	}
+	a.sums = slices.Grow(a.sums[:0], len(a.msgs))[:len(a.msgs)]
+	a.ids.DoubleSums(a.sums, a.msgs)
+	k := 0
+	for i := range txs {
+		tx := &txs[i]
+		tx.TxID = a.sums[k]
+		k++
+		if tx.HasWitness {
+			tx.WTxID = a.sums[k]
+			k++
+		} else {
+			tx.WTxID = tx.TxID
+		}
+	}
 }
 
 func (a *arena) parseInputs(b []byte, off, n int, tx *Tx) (int, error) {
