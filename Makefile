@@ -48,6 +48,7 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzScriptDifferential$$' -fuzztime $(FUZZTIME) ./script/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBlock$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTx$$' -fuzztime $(FUZZTIME) ./wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzDoubleSums$$' -fuzztime $(FUZZTIME) ./internal/sha256x/
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderReader$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME) ./utxo/
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzDecodeUndo$$' -fuzztime $(FUZZTIME) ./store/kvstore/

@@ -19,19 +19,22 @@ type Hasher struct {
 	m     multiScratch
 }
 
-// EnvKernel is the environment variable that, set to "stdlib", makes New
-// return the crypto/sha256 Hasher (the control arm of a gate run); unset or
-// "auto", New picks the fastest kernel the host runs.
+// EnvKernel is the environment variable that selects New's kernel: unset
+// or "stdlib", crypto/sha256 per message (the default: gate txid-batch-s8
+// found no whole-process win, docs/benchmarks/nonsig.md); "auto", the
+// fastest kernel the host runs.
 const EnvKernel = "UTXOD_TXID_KERNEL"
 
-// New returns a Hasher using the fastest kernel the host runs, unless
-// EnvKernel says stdlib.
+// New returns the Hasher EnvKernel selects.
 func New() *Hasher {
-	if os.Getenv(EnvKernel) == KernelStdlib {
-		return NewStdlib()
+	if os.Getenv(EnvKernel) == "auto" {
+		return NewAuto()
 	}
-	return newHasher(hostMulti())
+	return NewStdlib()
 }
+
+// NewAuto returns a Hasher using the fastest kernel the host runs.
+func NewAuto() *Hasher { return newHasher(hostMulti()) }
 
 // NewStdlib returns a Hasher that always uses crypto/sha256 (the control
 // arm of benchmarks and tests).

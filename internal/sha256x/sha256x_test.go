@@ -16,7 +16,7 @@ func want(m []byte) [32]byte {
 // hashers are every kernel this host runs.
 func hashers() []*Hasher {
 	hs := []*Hasher{NewStdlib()}
-	if h := New(); h.Kernel() != KernelStdlib {
+	if h := NewAuto(); h.Kernel() != KernelStdlib {
 		hs = append(hs, h)
 	}
 	return hs
