@@ -44,10 +44,8 @@ import (
 // window, so most MuHash work disappears (docs/benchmarks/digests.md).
 type lazyMuHash struct {
 	// added lists the transactions whose outputs were added in a window
-	// kept by height (a txid may repeat: materialize reads each once);
-	// addedAbove is that window's height.
-	added      []addedTx
-	addedAbove uint32
+	// kept by height (a txid may repeat: materialize reads each once).
+	added []addedTx
 	// ins holds the outpoints added in a window kept in maps and still in
 	// the set; rem maps removed outpoints that were in the set when the
 	// window opened to where their serializations are kept (lazyLoc).
@@ -148,11 +146,6 @@ type lazyLoc uint64
 // lazyChunk is the size of the blocks kept serializations are packed into.
 const lazyChunk = 64 << 10
 
-// walkFactor: materialize walks a utxo.CoinsAboveView when the walk visits
-// at most this many entries per listed transaction (a walk step reads
-// memory in order; a lookup per transaction is a random probe).
-const walkFactor = 2
-
 // materializeAt bounds the pending entries (memory) between flushes.
 const materializeAt = 1 << 20
 
@@ -219,7 +212,6 @@ func (l *lazyMuHash) recordBlock(w window, removed, added [][]utxo.Entry) int {
 	}
 	for _, list := range added {
 		if w.byHeight {
-			l.addedAbove = w.height
 			// A transaction's coins are consecutive, in index order.
 			for i := 0; i < len(list); {
 				j := i + 1
@@ -371,24 +363,7 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	// A listed transaction's unspent outputs are the ones it added (those
 	// spent in the window are gone); one listed twice (an overwrite, a txid
 	// made again after it was spent) is read once.
-	walked := false
-	if v, ok := set.(utxo.CoinsAboveView); ok && len(l.added) > 0 && v.WalkCost() <= walkFactor*len(l.added) {
-		// One walk of the set's recent coins instead of a lookup per
-		// listed transaction (the same coins: those created above the
-		// window's height).
-		var err error
-		walked, err = v.VisitCoinsAbove(l.addedAbove, func(txid wire.Hash, coins []utxo.IndexedCoin) error {
-			for _, c := range coins {
-				buf = utxo.AppendTxOutSer(buf, utxo.Outpoint{Hash: txid, Index: c.Index}, c.Coin)
-				ends = append(ends, len(buf))
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("chainstate: muhash: read back coins above %d: %w", l.addedAbove, err)
-		}
-	}
-	if len(l.added) > 0 && !walked {
+	if len(l.added) > 0 {
 		txv, _ := set.(utxo.TxCoinsView)
 		seen := make(map[wire.Hash]struct{})
 		var coins []utxo.IndexedCoin

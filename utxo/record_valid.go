@@ -66,13 +66,3 @@ func ValidRecordFirstIndex(b []byte) (uint32, error) {
 	}
 	return l.first(b), nil
 }
-
-// ValidRecordHeight is the creation height of a canonical record's outputs
-// (its header only is read).
-func ValidRecordHeight(b []byte) (uint32, error) {
-	code, _, err := ReadVarInt(b, maxRecordCode)
-	if err != nil {
-		return 0, nonCanonical("header: %w", err)
-	}
-	return uint32(code >> 1), nil
-}

@@ -42,21 +42,6 @@ type TxCoinsView interface {
 	AppendTxCoins(dst []IndexedCoin, txid wire.Hash) ([]IndexedCoin, error)
 }
 
-// CoinsAboveView is an optional View extension for reading back, in one
-// walk, every coin created above a height (the lazy MuHash does, at the end
-// of a window of connects, instead of one lookup per transaction).
-//
-// VisitCoinsAbove calls fn once per txid with all its unspent outputs, for
-// every txid whose outputs were created above height, and reports true. It
-// reports false without calling fn when it cannot list them all from
-// memory (some may be persisted). The coins passed to fn are valid only
-// during the call. WalkCost is the number of entries such a walk visits.
-type CoinsAboveView interface {
-	View
-	WalkCost() int
-	VisitCoinsAbove(height uint32, fn func(txid wire.Hash, coins []IndexedCoin) error) (bool, error)
-}
-
 // Entry pairs an outpoint with its coin.
 type Entry struct {
 	Outpoint

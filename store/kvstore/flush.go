@@ -50,9 +50,6 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
-	if s.tipDirty {
-		s.flushedHeight = stats.Height // stageStats checked it is the tip's
-	}
 	s.w.unsynced.Store(false)
 	s.retire()
 	if s.bf != nil {

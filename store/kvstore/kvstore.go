@@ -48,11 +48,8 @@ type Store struct {
 	stats []byte
 	// tipDirty: the tip moved since the last flush (statistics to write).
 	tipDirty bool
-	// flushedHeight is the height of the tip on disk (Load, Flush): every
-	// coin record the KV holds was created at or below it.
-	flushedHeight uint32
-	genesis       []byte
-	closed        bool
+	genesis  []byte
+	closed   bool
 	// index holds the block-index entries given since the last successful
 	// flush, oldest first (a later entry of a block supersedes an earlier
 	// one in the batch).
@@ -130,41 +127,6 @@ func (s *Store) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.In
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
 	return s.coins.appendTxCoins(dst, txid)
-}
-
-// WalkCost implements utxo.CoinsAboveView: VisitCoinsAbove walks every
-// cached txid.
-func (s *Store) WalkCost() int { return len(s.coins.entries) }
-
-// VisitCoinsAbove implements utxo.CoinsAboveView. A record created above
-// the tip on disk exists only in the cache, dirty (flushes write it, and
-// nothing evicts a dirty entry), so above flushedHeight one walk of the
-// dirty entries finds them all; at or below it the answer is false.
-func (s *Store) VisitCoinsAbove(height uint32, fn func(txid wire.Hash, coins []utxo.IndexedCoin) error) (bool, error) {
-	if height < s.flushedHeight {
-		return false, nil
-	}
-	c := &s.coins
-	for txid, e := range c.entries {
-		if e&entryDirty == 0 || e.len() == 0 {
-			continue
-		}
-		rec := c.arena.get(e)
-		h, err := utxo.ValidRecordHeight(rec)
-		if err != nil {
-			return true, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
-		}
-		if h <= height {
-			continue
-		}
-		if c.outs, c.txScripts, err = utxo.DecodeRecordArena(rec, c.outs[:0], c.txScripts[:0]); err != nil {
-			return true, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
-		}
-		if err := fn(txid, c.outs); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
 }
 
 // LiveOutputs implements store.Store.

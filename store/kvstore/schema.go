@@ -99,7 +99,6 @@ func (s *Store) Load() (*store.Persisted, error) {
 	if err := p.Stats.UnmarshalBinary(st); err != nil {
 		return nil, err
 	}
-	s.flushedHeight = p.Stats.Height
 	if p.Snapshot, err = loadSnapshotBase(s.kv); err != nil {
 		return nil, err
 	}
