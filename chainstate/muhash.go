@@ -3,6 +3,7 @@ package chainstate
 import (
 	"bytes"
 	"fmt"
+	"iter"
 	"runtime"
 	"sync"
 
@@ -44,8 +45,11 @@ import (
 // window, so most MuHash work disappears (docs/benchmarks/digests.md).
 type lazyMuHash struct {
 	// added lists the transactions whose outputs were added in a window
-	// kept by height (a txid may repeat: materialize reads each once).
-	added []addedTx
+	// kept by height (a txid may repeat: materialize reads each once), in
+	// chunks of addedChunk: a list grown by doubling copied itself over
+	// and over on the connecting goroutine. nAdded counts them.
+	added  [][]addedTx
+	nAdded int
 	// ins holds the outpoints added in a window kept in maps and still in
 	// the set; rem maps removed outpoints that were in the set when the
 	// window opened to where their serializations are kept (lazyLoc).
@@ -79,6 +83,33 @@ type lazyMuHash struct {
 type addedTx struct {
 	txid wire.Hash
 	n    uint32
+}
+
+// addedChunk is the number of entries per chunk of lazyMuHash.added.
+const addedChunk = 4096
+
+// addTx appends a to the added list.
+func (l *lazyMuHash) addTx(a addedTx) {
+	n := len(l.added) - 1
+	if n < 0 || len(l.added[n]) == cap(l.added[n]) {
+		l.added = append(l.added, make([]addedTx, 0, addedChunk))
+		n++
+	}
+	l.added[n] = append(l.added[n], a)
+	l.nAdded++
+}
+
+// allAdded yields the added list in order.
+func (l *lazyMuHash) allAdded() iter.Seq[addedTx] {
+	return func(yield func(addedTx) bool) {
+		for _, chunk := range l.added {
+			for _, a := range chunk {
+				if !yield(a) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // window says how the changes since the last materialisation are kept:
@@ -159,7 +190,7 @@ func newLazyMuHash() *lazyMuHash {
 // waits for the queue.
 func (l *lazyMuHash) pending() int {
 	l.wait()
-	return len(l.added) + len(l.ins) + len(l.rem) + len(l.extraRem)
+	return l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem)
 }
 
 // mayExceed reports, without waiting, whether pending could be above n.
@@ -218,7 +249,7 @@ func (l *lazyMuHash) recordBlock(w window, removed, added [][]utxo.Entry) int {
 				for j < len(list) && list[j].Hash == list[i].Hash {
 					j++
 				}
-				l.added = append(l.added, addedTx{list[i].Hash, list[j-1].Index + 1})
+				l.addTx(addedTx{list[i].Hash, list[j-1].Index + 1})
 				i = j
 			}
 		} else {
@@ -269,7 +300,7 @@ func (l *lazyMuHash) wait() {
 	for q.running {
 		q.idle.Wait()
 	}
-	q.since = len(l.added) + len(l.ins) + len(l.rem) + len(l.extraRem)
+	q.since = l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem)
 	q.mu.Unlock()
 }
 
@@ -338,6 +369,23 @@ func (l *lazyMuHash) remove(op utxo.Outpoint, c utxo.Coin) {
 	l.rem[op] = l.keep(ser)
 }
 
+// serChunks holds serializations in chunks of serChunk bytes, so that the
+// slices handed out stay put (a buffer grown by doubling would copy them).
+type serChunks struct{ cur []byte }
+
+const serChunk = 1 << 20
+
+// add appends op and c's TxOutSer to the current chunk and returns it.
+func (s *serChunks) add(op utxo.Outpoint, c utxo.Coin) []byte {
+	n := utxo.TxOutSerLen(c)
+	if cap(s.cur)-len(s.cur) < n {
+		s.cur = make([]byte, 0, max(serChunk, n))
+	}
+	start := len(s.cur)
+	s.cur = utxo.AppendTxOutSer(s.cur, op, c)
+	return s.cur[start:len(s.cur):len(s.cur)]
+}
+
 // materialize folds every pending change into m and empties the record.
 // The coins added are read back from set, which must hold every one of them
 // (it has applied every recorded change); an error leaves m and the record
@@ -347,8 +395,8 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 		l.win = window{}
 		return nil
 	}
-	var buf []byte
-	ends := make([]int, 0, len(l.ins))
+	var sers serChunks
+	ins := make([][]byte, 0, len(l.ins))
 	for op := range l.ins {
 		c, found, err := set.Coin(op)
 		if err != nil {
@@ -357,17 +405,16 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 		if !found {
 			return fmt.Errorf("chainstate: muhash: %w: coin %s:%d was added and is not in the set", utxo.ErrStats, op.Hash, op.Index)
 		}
-		buf = utxo.AppendTxOutSer(buf, op, c)
-		ends = append(ends, len(buf))
+		ins = append(ins, sers.add(op, c))
 	}
 	// A listed transaction's unspent outputs are the ones it added (those
 	// spent in the window are gone); one listed twice (an overwrite, a txid
 	// made again after it was spent) is read once.
-	if len(l.added) > 0 {
+	if l.nAdded > 0 {
 		txv, _ := set.(utxo.TxCoinsView)
 		seen := make(map[wire.Hash]struct{})
 		var coins []utxo.IndexedCoin
-		for _, a := range l.added {
+		for a := range l.allAdded() {
 			if _, dup := seen[a.txid]; dup {
 				continue
 			}
@@ -393,18 +440,9 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 			}
 			seen[a.txid] = struct{}{}
 			for _, c := range coins {
-				buf = utxo.AppendTxOutSer(buf, utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin)
-				ends = append(ends, len(buf))
+				ins = append(ins, sers.add(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
 			}
 		}
-	}
-	ins := make([][]byte, len(ends))
-	for i, e := range ends {
-		s := 0
-		if i > 0 {
-			s = ends[i-1]
-		}
-		ins[i] = buf[s:e:e]
 	}
 	rem := append(make([][]byte, 0, len(l.rem)+len(l.extraRem)), l.extraRem...)
 	for _, loc := range l.rem {
@@ -430,7 +468,7 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	}
 	clear(l.ins)
 	clear(l.rem)
-	l.added = l.added[:0]
+	l.added, l.nAdded = nil, 0
 	l.extraRem = nil
 	l.win = window{}
 	l.chunks = nil // garbage once the maps are clear

@@ -19,7 +19,7 @@ def utx(store, extra): return [U,'import','--network','regtest','--backend',stor
 arms=[('btcd --checkpoint',[BR,'--network','regtest','--json','--log-level','warn','--progress','0','--checkpoint',H+':'+BT,'--datadir',D,B])]
 for s in ['pebble','rocksdb','bbolt']:
     arms.append((f'utxod {s}',utx(s,[])))
-    arms.append((f'utxod {s} fast',utx(s,['--muhash-async','--prefetch','4'])))
+    arms.append((f'utxod {s} fast',utx(s,['--prefetch','1'])))
 res={a[0]:[] for a in arms}; outs={}
 for r in range(rounds):
     for label,cmd in (arms if r%2==0 else arms[::-1]):
