@@ -80,17 +80,23 @@ func TestLazyMuHashMatchesDirect(t *testing.T) {
 		if err := lazy.materialize(&got, set); err != nil {
 			t.Fatal(err)
 		}
-		if got.Finalize() != direct.Finalize() {
-			t.Fatalf("round %d: lazy %x, direct %x", round, got.Finalize(), direct.Finalize())
-		}
-		// The record's result is the set's own digest.
-		var whole utxo.MuHash3072
-		for op, c := range set {
-			whole.InsertCoin(op, c)
-		}
-		if got.Finalize() != whole.Finalize() {
-			t.Fatalf("round %d: lazy %x, the set's %x", round, got.Finalize(), whole.Finalize())
-		}
+		checkDigest(t, round, &got, &direct, set)
+	}
+}
+
+// checkDigest requires the lazy record's digest to equal the changes applied
+// directly and the final set's own digest.
+func checkDigest(t *testing.T, round int, got, direct *utxo.MuHash3072, set coinSet) {
+	t.Helper()
+	if got.Finalize() != direct.Finalize() {
+		t.Fatalf("round %d: lazy %x, direct %x", round, got.Finalize(), direct.Finalize())
+	}
+	var whole utxo.MuHash3072
+	for op, c := range set {
+		whole.InsertCoin(op, c)
+	}
+	if got.Finalize() != whole.Finalize() {
+		t.Fatalf("round %d: lazy %x, the set's %x", round, got.Finalize(), whole.Finalize())
 	}
 }
 
@@ -276,16 +282,7 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 			}
 		}
 		materialize()
-		if got.Finalize() != direct.Finalize() {
-			t.Fatalf("round %d: lazy %x, direct %x", round, got.Finalize(), direct.Finalize())
-		}
-		var whole utxo.MuHash3072
-		for op, c := range set {
-			whole.InsertCoin(op, c)
-		}
-		if got.Finalize() != whole.Finalize() {
-			t.Fatalf("round %d: lazy %x, the set's %x", round, got.Finalize(), whole.Finalize())
-		}
+		checkDigest(t, round, &got, &direct, set)
 	}
 }
 

@@ -606,43 +606,7 @@ func genAVX512(o *vecOps, k1, kw1, t3kw1, t3c, iv1, mask Mem) {
 		VPADDD(wr[t%16], h, h)
 	}
 	var known map[int]uint32 // nil in transform 1, t3Known in transform 3
-	sched := func(t int) {
-		if t < 16 {
-			return
-		}
-		// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], into W[t-16]'s
-		// slot; constant words are folded (see expandSchedule).
-		tm := termsFor(t, known)
-		dst := wr[t%16]
-		have := tm.b // dst already holds W[t-16]
-		if tm.s1 {
-			if have {
-				o.sigmaSmall(wr[(t-2)%16], sb, sc, sa, 17, 19, 10)
-				VPADDD(sa, dst, dst)
-			} else {
-				o.sigmaSmall(wr[(t-2)%16], sb, sc, dst, 17, 19, 10)
-			}
-			have = true
-		}
-		if tm.s0 {
-			if have {
-				o.sigmaSmall(wr[(t-15)%16], sb, sc, sa, 7, 18, 3)
-				VPADDD(sa, dst, dst)
-			} else {
-				o.sigmaSmall(wr[(t-15)%16], sb, sc, dst, 7, 18, 3)
-			}
-			have = true
-		}
-		if !have {
-			panic(fmt.Sprintf("schedule step %d has no variable term", t))
-		}
-		if tm.a {
-			VPADDD(wr[(t-7)%16], dst, dst)
-		}
-		if tm.c != 0 {
-			VPADDD_BCST(t3c.Offset(4*(t-16)), dst, dst)
-		}
-	}
+	sched := avx512Sched(o, wr, sa, sb, sc, t3c, &known)
 
 	Label(o.name + "_loop")
 	Comment("Transform 1: load, byte-swap and transpose the messages into W[0..15].")
@@ -650,37 +614,7 @@ func genAVX512(o *vecOps, k1, kw1, t3kw1, t3c, iv1, mask Mem) {
 		VMOVDQU32(in.Offset(64*i), r[i])
 		VPSHUFB(mask, r[i], r[i])
 	}
-	for p := 0; p < 8; p++ {
-		VPUNPCKLDQ(r[2*p+1], r[2*p], wr[2*p])
-		VPUNPCKHDQ(r[2*p+1], r[2*p], wr[2*p+1])
-	}
-	// u[g][kk] (register r[4g+kk]) lane L = word 4L+kk of messages 4g..4g+3.
-	t := wr
-	for g := 0; g < 4; g++ {
-		VPUNPCKLQDQ(t[4*g+2], t[4*g], r[4*g+0])
-		VPUNPCKHQDQ(t[4*g+2], t[4*g], r[4*g+1])
-		VPUNPCKLQDQ(t[4*g+3], t[4*g+1], r[4*g+2])
-		VPUNPCKHQDQ(t[4*g+3], t[4*g+1], r[4*g+3])
-	}
-	for kk := 0; kk < 4; kk++ {
-		// Temporaries: for kk = 0 window slots written later; afterwards the
-		// u registers of the previous kk.
-		var p0, p1, q0, q1 Register
-		if kk == 0 {
-			p0, p1, q0, q1 = wr[1], wr[2], wr[3], wr[5]
-		} else {
-			p0, p1, q0, q1 = r[kk-1], r[4+kk-1], r[8+kk-1], r[12+kk-1]
-		}
-		u0, u1, u2, u3 := r[kk], r[4+kk], r[8+kk], r[12+kk]
-		VSHUFI32X4(U8(0x44), u1, u0, p0)
-		VSHUFI32X4(U8(0xEE), u1, u0, p1)
-		VSHUFI32X4(U8(0x44), u3, u2, q0)
-		VSHUFI32X4(U8(0xEE), u3, u2, q1)
-		VSHUFI32X4(U8(0x88), q0, p0, wr[kk])
-		VSHUFI32X4(U8(0xDD), q0, p0, wr[4+kk])
-		VSHUFI32X4(U8(0x88), q1, p1, wr[8+kk])
-		VSHUFI32X4(U8(0xDD), q1, p1, wr[12+kk])
-	}
+	avx512TransposeW(r, wr)
 	st := append([]Register(nil), st0...)
 	for i, x := range st {
 		VPBROADCASTD(iv1.Offset(4*i), x)
@@ -721,4 +655,83 @@ func genAVX512(o *vecOps, k1, kw1, t3kw1, t3c, iv1, mask Mem) {
 	JNZ(LabelRef(o.name + "_loop"))
 	VZEROUPPER()
 	RET()
+}
+
+// avx512Sched returns the AVX-512 kernels' in-round message schedule step:
+// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16] into W[t-16]'s slot of
+// the window wr, folding the words *known says are constants (see
+// termsFor; t3c holds transform 3's folded constants).
+func avx512Sched(o *vecOps, wr []Register, sa, sb, sc Register, t3c Mem, known *map[int]uint32) func(int) {
+	return func(t int) {
+		if t < 16 {
+			return
+		}
+		tm := termsFor(t, *known)
+		dst := wr[t%16]
+		have := tm.b // dst already holds W[t-16]
+		if tm.s1 {
+			if have {
+				o.sigmaSmall(wr[(t-2)%16], sb, sc, sa, 17, 19, 10)
+				VPADDD(sa, dst, dst)
+			} else {
+				o.sigmaSmall(wr[(t-2)%16], sb, sc, dst, 17, 19, 10)
+			}
+			have = true
+		}
+		if tm.s0 {
+			if have {
+				o.sigmaSmall(wr[(t-15)%16], sb, sc, sa, 7, 18, 3)
+				VPADDD(sa, dst, dst)
+			} else {
+				o.sigmaSmall(wr[(t-15)%16], sb, sc, dst, 7, 18, 3)
+			}
+			have = true
+		}
+		if !have {
+			panic(fmt.Sprintf("schedule step %d has no variable term", t))
+		}
+		if tm.a {
+			VPADDD(wr[(t-7)%16], dst, dst)
+		}
+		if tm.c != 0 {
+			VPADDD_BCST(t3c.Offset(4*(t-16)), dst, dst)
+		}
+	}
+}
+
+// avx512TransposeW transposes 16 byte-swapped message blocks, block i in
+// r[i], into the schedule window: wr[w] lane L = word w of block L. r is
+// clobbered.
+func avx512TransposeW(r, wr []Register) {
+	for p := 0; p < 8; p++ {
+		VPUNPCKLDQ(r[2*p+1], r[2*p], wr[2*p])
+		VPUNPCKHDQ(r[2*p+1], r[2*p], wr[2*p+1])
+	}
+	// u[g][kk] (register r[4g+kk]) lane L = word 4L+kk of messages 4g..4g+3.
+	t := wr
+	for g := 0; g < 4; g++ {
+		VPUNPCKLQDQ(t[4*g+2], t[4*g], r[4*g+0])
+		VPUNPCKHQDQ(t[4*g+2], t[4*g], r[4*g+1])
+		VPUNPCKLQDQ(t[4*g+3], t[4*g+1], r[4*g+2])
+		VPUNPCKHQDQ(t[4*g+3], t[4*g+1], r[4*g+3])
+	}
+	for kk := 0; kk < 4; kk++ {
+		// Temporaries: for kk = 0 window slots written later; afterwards the
+		// u registers of the previous kk.
+		var p0, p1, q0, q1 Register
+		if kk == 0 {
+			p0, p1, q0, q1 = wr[1], wr[2], wr[3], wr[5]
+		} else {
+			p0, p1, q0, q1 = r[kk-1], r[4+kk-1], r[8+kk-1], r[12+kk-1]
+		}
+		u0, u1, u2, u3 := r[kk], r[4+kk], r[8+kk], r[12+kk]
+		VSHUFI32X4(U8(0x44), u1, u0, p0)
+		VSHUFI32X4(U8(0xEE), u1, u0, p1)
+		VSHUFI32X4(U8(0x44), u3, u2, q0)
+		VSHUFI32X4(U8(0xEE), u3, u2, q1)
+		VSHUFI32X4(U8(0x88), q0, p0, wr[kk])
+		VSHUFI32X4(U8(0xDD), q0, p0, wr[4+kk])
+		VSHUFI32X4(U8(0x88), q1, p1, wr[8+kk])
+		VSHUFI32X4(U8(0xDD), q1, p1, wr[12+kk])
+	}
 }

@@ -33,39 +33,8 @@ func genMultiAVX512(o *vecOps, k1, t3kw1, t3c, iv1, one, mask Mem) {
 		VPADDD_BCST(k1.Offset(4*t), h, h)
 		VPADDD(wr[t%16], h, h)
 	}
-	var known map[int]uint32
-	sched := func(t int) {
-		if t < 16 {
-			return
-		}
-		tm := termsFor(t, known)
-		dst := wr[t%16]
-		have := tm.b
-		if tm.s1 {
-			if have {
-				o.sigmaSmall(wr[(t-2)%16], sb, sc, sa, 17, 19, 10)
-				VPADDD(sa, dst, dst)
-			} else {
-				o.sigmaSmall(wr[(t-2)%16], sb, sc, dst, 17, 19, 10)
-			}
-			have = true
-		}
-		if tm.s0 {
-			if have {
-				o.sigmaSmall(wr[(t-15)%16], sb, sc, sa, 7, 18, 3)
-				VPADDD(sa, dst, dst)
-			} else {
-				o.sigmaSmall(wr[(t-15)%16], sb, sc, dst, 7, 18, 3)
-			}
-			have = true
-		}
-		if tm.a {
-			VPADDD(wr[(t-7)%16], dst, dst)
-		}
-		if tm.c != 0 {
-			VPADDD_BCST(t3c.Offset(4*(t-16)), dst, dst)
-		}
-	}
+	var known map[int]uint32 // nil for the message blocks, t3Known in transform 3
+	sched := avx512Sched(o, wr, sa, sb, sc, t3c, &known)
 
 	Comment("State := IV in every lane; blocks left := nblocks.")
 	for i := 0; i < 8; i++ {
@@ -82,34 +51,7 @@ func genMultiAVX512(o *vecOps, k1, t3kw1, t3c, iv1, one, mask Mem) {
 		VMOVDQU32(Mem{Base: R8}, r[i])
 		VPSHUFB(mask, r[i], r[i])
 	}
-	for p := 0; p < 8; p++ {
-		VPUNPCKLDQ(r[2*p+1], r[2*p], wr[2*p])
-		VPUNPCKHDQ(r[2*p+1], r[2*p], wr[2*p+1])
-	}
-	t := wr
-	for g := 0; g < 4; g++ {
-		VPUNPCKLQDQ(t[4*g+2], t[4*g], r[4*g+0])
-		VPUNPCKHQDQ(t[4*g+2], t[4*g], r[4*g+1])
-		VPUNPCKLQDQ(t[4*g+3], t[4*g+1], r[4*g+2])
-		VPUNPCKHQDQ(t[4*g+3], t[4*g+1], r[4*g+3])
-	}
-	for kk := 0; kk < 4; kk++ {
-		var p0, p1, q0, q1 Register
-		if kk == 0 {
-			p0, p1, q0, q1 = wr[1], wr[2], wr[3], wr[5]
-		} else {
-			p0, p1, q0, q1 = r[kk-1], r[4+kk-1], r[8+kk-1], r[12+kk-1]
-		}
-		u0, u1, u2, u3 := r[kk], r[4+kk], r[8+kk], r[12+kk]
-		VSHUFI32X4(U8(0x44), u1, u0, p0)
-		VSHUFI32X4(U8(0xEE), u1, u0, p1)
-		VSHUFI32X4(U8(0x44), u3, u2, q0)
-		VSHUFI32X4(U8(0xEE), u3, u2, q1)
-		VSHUFI32X4(U8(0x88), q0, p0, wr[kk])
-		VSHUFI32X4(U8(0xDD), q0, p0, wr[4+kk])
-		VSHUFI32X4(U8(0x88), q1, p1, wr[8+kk])
-		VSHUFI32X4(U8(0xDD), q1, p1, wr[12+kk])
-	}
+	avx512TransposeW(r, wr)
 	st := append([]Register(nil), st0...)
 	for i, x := range st {
 		VMOVDQU32(saved.Offset(64*i), x)
