@@ -631,23 +631,7 @@ func genAVX512(o *vecOps, k1, kw1, t3kw1, t3c, iv1, mask Mem) {
 	for i, x := range st {
 		VPADDD(x, saved[i], wr[i])
 	}
-	known = t3Known
-	st = append(st[:0], st0...)
-	for i, x := range st {
-		VPBROADCASTD(iv1.Offset(4*i), x)
-	}
-	st = roundsPre(o, st, sched, func(t int, h Register) {
-		if t >= 8 && t < 16 {
-			VPADDD_BCST(t3kw1.Offset(4*(t-8)), h, h)
-			return
-		}
-		addW(t, h)
-	})
-	for i, x := range st {
-		VPADDD_BCST(iv1.Offset(4*i), x, x)
-	}
-	Comment("Byte-swap, transpose and store the digests.")
-	o.storeOut(out, st)
+	avx512Transform3(o, st0, sched, &known, addW, iv1, t3kw1, out)
 
 	ADDQ(U32(64*o.lanes), in.Base)
 	ADDQ(U32(32*o.lanes), out.Base)
@@ -734,4 +718,27 @@ func avx512TransposeW(r, wr []Register) {
 		VSHUFI32X4(U8(0x88), q1, p1, wr[8+kk])
 		VSHUFI32X4(U8(0xDD), q1, p1, wr[12+kk])
 	}
+}
+
+// avx512Transform3 hashes the 32-byte digests whose words are in W[0..7]
+// (W[8..15] are the constant padding, *known switches the schedule to fold
+// them), adds the IV and stores the byte-swapped, transposed results at out.
+func avx512Transform3(o *vecOps, st0 []Register, sched func(int), known *map[int]uint32, addW func(int, Register), iv1, t3kw1, out Mem) {
+	*known = t3Known
+	st := append([]Register(nil), st0...)
+	for i, x := range st {
+		VPBROADCASTD(iv1.Offset(4*i), x)
+	}
+	st = roundsPre(o, st, sched, func(t int, h Register) {
+		if t >= 8 && t < 16 {
+			VPADDD_BCST(t3kw1.Offset(4*(t-8)), h, h)
+			return
+		}
+		addW(t, h)
+	})
+	for i, x := range st {
+		VPADDD_BCST(iv1.Offset(4*i), x, x)
+	}
+	Comment("Byte-swap, transpose and store the digests.")
+	o.storeOut(out, st)
 }

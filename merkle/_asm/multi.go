@@ -77,23 +77,7 @@ func genMultiAVX512(o *vecOps, k1, t3kw1, t3c, iv1, one, mask Mem) {
 	for i := 0; i < 8; i++ {
 		VMOVDQU32(saved.Offset(64*i), wr[i])
 	}
-	known = t3Known
-	st = append(st[:0], st0...)
-	for i, x := range st {
-		VPBROADCASTD(iv1.Offset(4*i), x)
-	}
-	st = roundsPre(o, st, sched, func(t int, h Register) {
-		if t >= 8 && t < 16 {
-			VPADDD_BCST(t3kw1.Offset(4*(t-8)), h, h)
-			return
-		}
-		addW(t, h)
-	})
-	for i, x := range st {
-		VPADDD_BCST(iv1.Offset(4*i), x, x)
-	}
-	Comment("Byte-swap, transpose and store the digests.")
-	o.storeOut(out, st)
+	avx512Transform3(o, st0, sched, &known, addW, iv1, t3kw1, out)
 	VZEROUPPER()
 	RET()
 }
