@@ -53,8 +53,8 @@ type lazyMuHash struct {
 	// ins holds the outpoints added in a window kept in maps and still in
 	// the set; rem maps removed outpoints that were in the set when the
 	// window opened to where their serializations are kept (lazyLoc).
-	// None of the three holds a pointer, so the garbage collector never
-	// scans them.
+	// The maps and the chunks of added hold no pointer, so the garbage
+	// collector never scans them.
 	ins map[utxo.Outpoint]struct{}
 	rem map[utxo.Outpoint]lazyLoc
 	// extraRem holds removals that could not be keyed: the outpoint was

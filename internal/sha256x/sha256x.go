@@ -12,8 +12,8 @@ const (
 )
 
 // Hasher hashes batches of messages. Its scratch memory is reused across
-// calls, so a Hasher must not be used by two goroutines at once; the zero
-// value is not ready, use New.
+// calls, so a Hasher must not be used by two goroutines at once. The zero
+// value hashes with crypto/sha256, as NewStdlib's does.
 type Hasher struct {
 	multi bool // the AVX-512 kernel runs on this host
 	m     multiScratch
