@@ -40,6 +40,7 @@ type commonFlags struct {
 	cacheMisses  bool
 	compression  string
 	blockFiles   bool
+	undoFiles    bool
 	storeCounts  bool
 	scriptEngine string
 	assumeValid  string // "" the network's default
@@ -73,6 +74,9 @@ const (
 	// store-counts-txs-s7; before the MuHash record left the connecting
 	// goroutine it did not pay on pebble, store-counts-txs-s6).
 	defaultStoreCounts = true
+	// Undo records in flat rev files: opt-in until a gate promotes them
+	// (docs/benchmarks/nonsig.md).
+	defaultUndoFiles = false
 )
 
 // cacheHelp says exactly what --cache-mb buys and what comes on top of it.
@@ -91,6 +95,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.earlySync, "early-sync", defaultEarlySync, "fsync every early batch of undo records and blocks; false: pebble and RocksDB write them unsynced and the next flush's synced batch makes them durable, as Core syncs its block and undo files only when it flushes (bbolt always syncs: its unsynced commits can corrupt the file on power loss)")
 	fs.StringVar(&c.compression, "store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (the chain's hashes, keys and signatures barely compress: +4 % of datadir, no snappy CPU); bbolt never compresses")
 	fs.BoolVar(&c.blockFiles, "block-files", defaultBlockFiles, "keep raw blocks in flat files under DATADIR/blocks (blk00000.dat, …) instead of the store, as Core's blk files; the store keeps their locations (false: raw blocks in the store). A datadir that has DATADIR/blocks always uses them; blocks an older datadir kept in the store stay readable")
+	fs.BoolVar(&c.undoFiles, "undo-files", defaultUndoFiles, "keep undo records in flat files under DATADIR/undo (rev00000.dat, …) instead of the store, as Core's rev files; the store keeps their locations (false: undo records in the store). A datadir that has DATADIR/undo always uses them; records an older datadir kept in the store stay readable")
 	fs.BoolVar(&c.storeCounts, "store-counts-txs", defaultStoreCounts, "the store counts the transactions with an unspent output while it connects a block, instead of the chainstate reading every touched txid's live-output count first (the same figure)")
 	fs.BoolVar(&c.cacheMisses, "trust-cache-misses", defaultTrustMisses, "on a datadir without coins, answer coins-cache misses without reading the store for as long as the cache holds every coin (until a flush over --cache-mb empties it), as Core's cache does not read the database for outputs it created")
 	fs.StringVar(&c.assumeValid, "assume-valid", "", "assume-valid block hash, Core's -assumevalid: the scripts (only they) of its ancestors buried more than two weeks of work under the best header are not verified; 0 verifies every script; empty: the network's default (Core's defaultAssumeValid; none on regtest)")
@@ -326,6 +331,13 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		blocksDir := filepath.Join(c.datadir, "blocks")
 		if _, err := os.Stat(blocksDir); c.blockFiles || err == nil {
 			if err := kvs.UseBlockFiles(blocksDir); err != nil {
+				kv.Close()
+				return nil, nil, err
+			}
+		}
+		undoDir := filepath.Join(c.datadir, "undo")
+		if _, err := os.Stat(undoDir); c.undoFiles || err == nil {
+			if err := kvs.UseUndoFiles(undoDir); err != nil {
 				kv.Close()
 				return nil, nil, err
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
@@ -30,12 +29,13 @@ import (
 // append and sync run on the Store's owner; read may run concurrently with
 // them (Block under the chainstate's read lock).
 type blockFiles struct {
-	dir   string
-	mu    sync.Mutex
-	files map[uint32]*os.File
-	cur   uint32 // file being appended to
-	size  int64  // its length
-	dirty map[uint32]bool
+	dir    string
+	prefix string // of the file names: "blk", or "rev" for undo records (undofile.go)
+	mu     sync.Mutex
+	files  map[uint32]*os.File
+	cur    uint32 // file being appended to
+	size   int64  // its length
+	dirty  map[uint32]bool
 	// live counts the locations (stored, or pending for the next flush)
 	// that point into each file.
 	live map[uint32]int
@@ -51,24 +51,39 @@ var blockFileMax int64 = 128 << 20
 // offset (uint64 LE), length (uint32 LE).
 const blockLocLen = 16
 
-func blockFileName(n uint32) string { return fmt.Sprintf("blk%05d.dat", n) }
+// name is file n's name.
+func (f *blockFiles) name(n uint32) string { return fmt.Sprintf("%s%05d.dat", f.prefix, n) }
 
-// openBlockFiles opens (creating) dir and appends after the last file's end.
-func openBlockFiles(dir string) (*blockFiles, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("kvstore: block files: %w", err)
-	}
-	names, err := filepath.Glob(filepath.Join(dir, "blk*.dat"))
+// numbered returns the files of dir named prefix plus a number, by number.
+func numbered(dir, prefix string) (map[uint32]string, error) {
+	names, err := filepath.Glob(filepath.Join(dir, prefix+"*.dat"))
 	if err != nil {
 		return nil, err
 	}
-	f := &blockFiles{dir: dir, files: map[uint32]*os.File{}, dirty: map[uint32]bool{}, live: map[uint32]int{}}
-	sort.Strings(names)
+	out := map[uint32]string{}
 	for _, name := range names {
 		var n uint32
-		if _, err := fmt.Sscanf(strings.TrimSuffix(filepath.Base(name), ".dat"), "blk%05d", &n); err != nil {
-			continue
+		if _, err := fmt.Sscanf(strings.TrimSuffix(filepath.Base(name), ".dat"), prefix+"%05d", &n); err == nil {
+			out[n] = name
 		}
+	}
+	return out, nil
+}
+
+// openBlockFiles opens (creating) dir and appends after the last file's end.
+func openBlockFiles(dir string) (*blockFiles, error) { return openFlatFiles(dir, "blk") }
+
+// openFlatFiles opens (creating) dir for files named prefix00000.dat, …
+func openFlatFiles(dir, prefix string) (*blockFiles, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kvstore: %s files: %w", prefix, err)
+	}
+	names, err := numbered(dir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	f := &blockFiles{dir: dir, prefix: prefix, files: map[uint32]*os.File{}, dirty: map[uint32]bool{}, live: map[uint32]int{}}
+	for n := range names {
 		f.cur = max(f.cur, n)
 	}
 	h, err := f.file(f.cur)
@@ -93,9 +108,9 @@ func (f *blockFiles) file(n uint32) (*os.File, error) {
 	if n == f.cur {
 		flags |= os.O_CREATE
 	}
-	h, err := os.OpenFile(filepath.Join(f.dir, blockFileName(n)), flags, 0o644)
+	h, err := os.OpenFile(filepath.Join(f.dir, f.name(n)), flags, 0o644)
 	if err != nil {
-		return nil, blockFileErr("block files", err)
+		return nil, blockFileErr(f.prefix+" files", err)
 	}
 	f.files[n] = h
 	return h, nil
@@ -128,7 +143,7 @@ func (f *blockFiles) append(raw []byte) ([]byte, error) {
 		write = f.writeAt
 	}
 	if _, err := write(h, raw, f.size); err != nil {
-		return nil, blockFileErr("append block", err)
+		return nil, blockFileErr("append to "+f.name(f.cur), err)
 	}
 	loc := make([]byte, blockLocLen)
 	binary.LittleEndian.PutUint32(loc, f.cur)
@@ -158,13 +173,12 @@ func (f *blockFiles) drop(loc []byte) {
 func (f *blockFiles) prune() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	names, err := filepath.Glob(filepath.Join(f.dir, "blk*.dat"))
+	names, err := numbered(f.dir, f.prefix)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		var n uint32
-		if _, err := fmt.Sscanf(strings.TrimSuffix(filepath.Base(name), ".dat"), "blk%05d", &n); err != nil || n >= f.cur || f.live[n] > 0 {
+	for n, name := range names {
+		if n >= f.cur || f.live[n] > 0 {
 			continue
 		}
 		if h, ok := f.files[n]; ok {
@@ -174,7 +188,7 @@ func (f *blockFiles) prune() error {
 		delete(f.dirty, n)
 		delete(f.live, n)
 		if err := os.Remove(name); err != nil {
-			return fmt.Errorf("kvstore: prune block files: %w", err)
+			return fmt.Errorf("kvstore: prune %s files: %w", f.prefix, err)
 		}
 	}
 	return nil
@@ -184,26 +198,37 @@ func (f *blockFiles) prune() error {
 // header hashes to h (a location is only written after its data is synced,
 // so a mismatch means the files were damaged or replaced).
 func (f *blockFiles) read(h wire.Hash, loc []byte) ([]byte, error) {
+	raw, where, err := f.readAt(loc)
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: block %s: %w", h, err)
+	}
+	if len(raw) < wire.HeaderSize || wire.DoubleSHA256(raw[:wire.HeaderSize]) != h {
+		return nil, fmt.Errorf("kvstore: block %s in %s: %w", h, where, errBadBlockFile)
+	}
+	return raw, nil
+}
+
+// readAt returns the bytes at loc, a fresh slice, and where they are (for
+// messages).
+func (f *blockFiles) readAt(loc []byte) (raw []byte, where string, err error) {
 	if len(loc) != blockLocLen {
-		return nil, fmt.Errorf("kvstore: block %s: location of %d bytes", h, len(loc))
+		return nil, "", fmt.Errorf("location of %d bytes", len(loc))
 	}
 	n := binary.LittleEndian.Uint32(loc)
 	off := binary.LittleEndian.Uint64(loc[4:])
 	size := binary.LittleEndian.Uint32(loc[12:])
+	where = fmt.Sprintf("%s at %d", f.name(n), off)
 	f.mu.Lock()
 	file, err := f.file(n)
 	f.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, where, err
 	}
-	raw := make([]byte, size)
+	raw = make([]byte, size)
 	if _, err := file.ReadAt(raw, int64(off)); err != nil {
-		return nil, fmt.Errorf("kvstore: block %s in %s at %d: %w", h, blockFileName(n), off, err)
+		return nil, where, fmt.Errorf("%s: %w", where, err)
 	}
-	if len(raw) < wire.HeaderSize || wire.DoubleSHA256(raw[:wire.HeaderSize]) != h {
-		return nil, fmt.Errorf("kvstore: block %s in %s at %d: %w", h, blockFileName(n), off, errBadBlockFile)
-	}
-	return raw, nil
+	return raw, where, nil
 }
 
 var errBadBlockFile = errors.New("bytes are not the block (damaged block file)")
@@ -214,7 +239,7 @@ func (f *blockFiles) sync() error {
 	defer f.mu.Unlock()
 	for n := range f.dirty {
 		if err := f.files[n].Sync(); err != nil {
-			return blockFileErr("sync "+blockFileName(n), err)
+			return blockFileErr("sync "+f.name(n), err)
 		}
 		delete(f.dirty, n)
 	}

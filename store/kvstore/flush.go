@@ -41,9 +41,12 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 		}
 		return nil
 	}
-	if s.bf != nil {
-		// The blocks before the locations that point at them.
-		if err := s.bf.sync(); err != nil {
+	// The blocks and undo records before the locations that point at them.
+	for _, f := range []*blockFiles{s.bf, s.uf} {
+		if f == nil {
+			continue
+		}
+		if err := f.sync(); err != nil {
 			return fmt.Errorf("kvstore: flush: %w", err)
 		}
 	}
@@ -52,9 +55,12 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	}
 	s.w.unsynced.Store(false)
 	s.retire()
-	if s.bf != nil {
-		// Files no durable location points into any more.
-		if err := s.bf.prune(); err != nil {
+	// Files no durable location points into any more.
+	for _, f := range []*blockFiles{s.bf, s.uf} {
+		if f == nil {
+			continue
+		}
+		if err := f.prune(); err != nil {
 			return fmt.Errorf("kvstore: flush: %w", err)
 		}
 	}
@@ -130,6 +136,13 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 			b.Put(hashKey(prefixBlockLoc, h), loc)
 		}
 	}
+	for h, loc := range s.undoLocs {
+		if len(loc) == 0 { // deleted, or kept in the KV (locInKV)
+			b.Delete(hashKey(prefixUndoLoc, h))
+		} else {
+			b.Put(hashKey(prefixUndoLoc, h), loc)
+		}
+	}
 	for i := range s.index {
 		e := &s.index[i]
 		b.Put(hashKey(prefixIndex, e.Header.BlockHash()), encodeIndexEntry(nil, e))
@@ -164,6 +177,7 @@ func (s *Store) retire() {
 	clear(s.undo)
 	clear(s.blocks)
 	clear(s.locs)
+	clear(s.undoLocs)
 	s.held = 0
 	s.w.reset()
 	s.genesis, s.stats, s.tipDirty = nil, nil, false

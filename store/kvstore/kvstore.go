@@ -40,12 +40,16 @@ type Store struct {
 	// locations (nil: delete) for the next flush, which syncs bf first.
 	// Like the pending maps, locs changes only under the chainstate's
 	// write lock and is read under its read lock.
-	bf    *blockFiles
-	locs  map[wire.Hash][]byte
-	w     *earlyWriter
-	key   [33]byte // undo and block keys handed to w (which copies them)
-	tip   wire.Hash
-	stats []byte
+	bf   *blockFiles
+	locs map[wire.Hash][]byte
+	// uf, when set, holds new undo records (UseUndoFiles); undoLocs are
+	// their locations for the next flush, as locs for blocks.
+	uf       *blockFiles
+	undoLocs map[wire.Hash][]byte
+	w        *earlyWriter
+	key      [33]byte // undo and block keys handed to w (which copies them)
+	tip      wire.Hash
+	stats    []byte
 	// tipDirty: the tip moved since the last flush (statistics to write).
 	tipDirty bool
 	genesis  []byte
@@ -66,7 +70,7 @@ func New(kv backends.KV, budget int64) *Store {
 		budget = 450 << 20
 	}
 	return &Store{kv: kv, budget: budget, coins: newCoinCache(kv),
-		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData), locs: make(map[wire.Hash][]byte),
+		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData), locs: make(map[wire.Hash][]byte), undoLocs: make(map[wire.Hash][]byte),
 		w: newEarlyWriter(kv, diskspace.DefaultMinFreeBytes), minFree: diskspace.DefaultMinFreeBytes}
 }
 
@@ -158,7 +162,9 @@ func (s *Store) Connect(block wire.Hash, d *utxo.Delta) error {
 	if err := s.applyIndexes(block, block, d, true); err != nil {
 		return err
 	}
-	s.setPending(false, block, encodeUndo(nil, d))
+	if err := s.putUndo(block, encodeUndo(nil, d)); err != nil {
+		return err
+	}
 	s.coins.maybeCompact()
 	s.tip, s.tipDirty = block, true
 	return nil
@@ -189,7 +195,9 @@ func (s *Store) Disconnect(block, parent wire.Hash, d *utxo.Delta) error {
 	if err := s.applyIndexes(block, parent, d, false); err != nil {
 		return err
 	}
-	s.setPending(false, block, nil)
+	if err := s.deleteUndo(block); err != nil {
+		return err
+	}
 	s.coins.maybeCompact()
 	s.tip, s.tipDirty = parent, true
 	return nil
@@ -231,8 +239,12 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.w.close()
 	s.coins.reset()
+	var errs []error
 	if s.bf != nil {
-		return s.bf.close()
+		errs = append(errs, s.bf.close())
 	}
-	return nil
+	if s.uf != nil {
+		errs = append(errs, s.uf.close())
+	}
+	return errors.Join(errs...)
 }

@@ -64,7 +64,14 @@ func (s *Store) pendingGet(block bool, h wire.Hash) (b []byte, found bool) {
 
 // Undo implements store.Store.
 func (s *Store) Undo(block wire.Hash) (*utxo.Delta, error) {
-	b, ok := s.pendingGet(false, block)
+	b, inFile, err := s.undoFromFile(block)
+	if err != nil {
+		return nil, err
+	}
+	ok := inFile
+	if !ok {
+		b, ok = s.pendingGet(false, block)
+	}
 	if !ok {
 		v, err := s.kv.Get(hashKey(prefixUndo, block))
 		if errors.Is(err, backends.ErrNotFound) {

@@ -21,11 +21,14 @@ const (
 	// block hash → location of the raw block in the block files
 	// (blockfile.go: file, offset, length)
 	prefixBlockLoc = 'f'
-	prefixMeta     = 'm'
+	// block hash → location of its undo record in the rev files
+	// (undofile.go)
+	prefixUndoLoc = 'r'
+	prefixMeta    = 'm'
 )
 
 // ownPrefixes are the key prefixes of the schema; an Index uses another.
-var ownPrefixes = []byte{prefixCoins, prefixUndo, prefixBlock, prefixIndex, prefixMeta, prefixBlockLoc}
+var ownPrefixes = []byte{prefixCoins, prefixUndo, prefixBlock, prefixIndex, prefixMeta, prefixBlockLoc, prefixUndoLoc}
 
 var (
 	keyTip     = []byte("mtip")

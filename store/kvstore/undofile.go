@@ -1,0 +1,165 @@
+package kvstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"utxod/backends"
+	"utxod/wire"
+)
+
+// Undo records in flat files (Store.UseUndoFiles): as Core appends each
+// block's undo data to its rev files instead of its database, an undo record
+// is appended once to revNNNNN.dat beside the block files, and the KV keeps
+// only its location (prefixUndoLoc), written by the flush after the files
+// are synced — the block files' protocol (blockfile.go), with the same
+// pruning of files no location points into. Through the KV every record
+// went through the write-ahead log, the memtable, its flushes and
+// compactions (docs/benchmarks/nonsig.md).
+//
+// A record in a rev file is framed: the block hash (32 bytes), the CRC-32C of
+// the record (uint32 LE), the record. A read checks both (Core's rev files
+// carry a checksum of the block hash and the undo data for the same reason).
+
+// undoFrameLen is the framing before a record in a rev file.
+const undoFrameLen = 32 + 4
+
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+var (
+	// errBadUndoFile reports bytes at an undo location that are not the
+	// record.
+	errBadUndoFile = errors.New("bytes are not the undo record (damaged rev file)")
+	// errNoUndoFiles reports a record stored in a rev file of a store
+	// opened without UseUndoFiles.
+	errNoUndoFiles = errors.New("the undo record is in a rev file, and the store was opened without them")
+)
+
+// UseUndoFiles keeps undo records in flat files under dir (rev00000.dat, …;
+// dir is the block files' directory) instead of the KV, from now on;
+// records already in the KV stay readable. Call it before use, and again
+// on every later open of a datadir whose undo records went to files.
+func (s *Store) UseUndoFiles(dir string) error {
+	f, err := openFlatFiles(dir, "rev")
+	if err != nil {
+		return err
+	}
+	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixUndoLoc}))
+	if err != nil {
+		f.close()
+		return err
+	}
+	for it.Next() {
+		if v := it.Value(); len(v) == blockLocLen {
+			f.live[binary.LittleEndian.Uint32(v)]++
+		}
+	}
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		f.close()
+		return fmt.Errorf("kvstore: undo locations: %w", err)
+	}
+	if err := f.prune(); err != nil {
+		f.close()
+		return err
+	}
+	s.uf = f
+	return nil
+}
+
+// putUndo keeps block's undo record: in the rev files when they are in use
+// (its location written by the next flush), else in the KV.
+func (s *Store) putUndo(block wire.Hash, rec []byte) error {
+	if s.uf == nil {
+		s.setPending(false, block, rec)
+		return nil
+	}
+	if err := s.dropUndoLoc(block); err != nil {
+		return err
+	}
+	framed := make([]byte, undoFrameLen, undoFrameLen+len(rec))
+	copy(framed, block[:])
+	binary.LittleEndian.PutUint32(framed[32:], crc32.Checksum(rec, crc32c))
+	loc, err := s.uf.append(append(framed, rec...))
+	if errors.Is(err, backends.ErrDiskFull) {
+		// As a block's (putBlockFile): the record goes to the KV, whose
+		// writes then meet the full disk as the store's own do.
+		s.undoLocs[block] = locInKV
+		s.setPending(false, block, rec)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.undoLocs[block] = loc
+	return nil
+}
+
+// deleteUndo forgets block's undo record, wherever it is.
+func (s *Store) deleteUndo(block wire.Hash) error {
+	if s.uf != nil {
+		if err := s.dropUndoLoc(block); err != nil {
+			return err
+		}
+		s.undoLocs[block] = nil
+	}
+	s.setPending(false, block, nil)
+	return nil
+}
+
+// undoLoc returns block's undo location, pending or stored (nil: none).
+func (s *Store) undoLoc(block wire.Hash) ([]byte, error) {
+	if loc, ok := s.undoLocs[block]; ok {
+		return loc, nil
+	}
+	v, err := s.kv.Get(hashKey(prefixUndoLoc, block))
+	if errors.Is(err, backends.ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
+
+// dropUndoLoc forgets block's undo location, if it has one, in the live
+// counts.
+func (s *Store) dropUndoLoc(block wire.Hash) error {
+	loc, err := s.undoLoc(block)
+	if err != nil {
+		return err
+	}
+	s.uf.drop(loc)
+	return nil
+}
+
+// undoFromFile returns block's undo record when a location for it is
+// pending or stored (found false: none is, look in the KV).
+func (s *Store) undoFromFile(block wire.Hash) (rec []byte, found bool, err error) {
+	loc, pending := s.undoLocs[block]
+	switch {
+	case pending && loc == nil: // deleted
+		return nil, true, nil
+	case pending && len(loc) == 0: // locInKV
+		return nil, false, nil
+	case !pending:
+		v, err := s.kv.Get(hashKey(prefixUndoLoc, block))
+		if errors.Is(err, backends.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		loc = v
+	}
+	if s.uf == nil {
+		return nil, true, fmt.Errorf("kvstore: block %s: %w", block, errNoUndoFiles)
+	}
+	raw, where, err := s.uf.readAt(loc)
+	if err != nil {
+		return nil, true, fmt.Errorf("kvstore: undo record of %s: %w", block, err)
+	}
+	if len(raw) < undoFrameLen || wire.Hash(raw[:32]) != block ||
+		binary.LittleEndian.Uint32(raw[32:]) != crc32.Checksum(raw[undoFrameLen:], crc32c) {
+		return nil, true, fmt.Errorf("kvstore: undo record of %s in %s: %w", block, where, errBadUndoFile)
+	}
+	return raw[undoFrameLen:], true, nil
+}
