@@ -440,38 +440,57 @@ type BlockAnswer struct {
 }
 
 // StableOutpoints returns up to max outpoints created by the blocks at file
-// positions below upto that are unspent at the end of the clean run: a
-// server holding those blocks answers 200 for them whatever it receives
-// later.
+// positions below upto that stay unspent on the active chain after every
+// later block of the clean run: a server holding those blocks answers 200
+// for them whatever it receives later, at every moment.
 func (c *Corpus) StableOutpoints(upto, max int) ([]string, error) {
 	cs, err := memChainstate()
 	if err != nil {
 		return nil, err
 	}
-	for _, raw := range c.Blocks {
+	for _, raw := range c.Blocks[:upto] {
 		if _, err := cs.ProcessBlock(raw); err != nil {
 			return nil, err
 		}
 	}
-	var out []string
+	// Candidates: the unspent outputs of the active chain's blocks so far.
+	var cands []utxo.Outpoint
 	for _, raw := range c.Blocks[:upto] {
 		b, err := wire.ParseBlock(bytes.Clone(raw))
 		if err != nil {
 			return nil, err
 		}
 		if n, ok := cs.Lookup(b.Hash); !ok || !n.InActiveChain {
-			continue // not on the final best chain
+			continue
 		}
 		for _, tx := range b.Txs {
 			for i := range tx.Outputs {
-				if _, ok, err := cs.Coin(utxo.Outpoint{Hash: tx.TxID, Index: uint32(i)}); err == nil && ok {
-					out = append(out, fmt.Sprintf("%s/%d", tx.TxID, i))
-					if len(out) >= max {
-						return out, nil
-					}
+				op := utxo.Outpoint{Hash: tx.TxID, Index: uint32(i)}
+				if _, ok, err := cs.Coin(op); err == nil && ok {
+					cands = append(cands, op)
 				}
 			}
 		}
+	}
+	// Kept: those unspent after every later block, in the order they are
+	// submitted. A reorg among the later blocks can disconnect a candidate's
+	// block or spend it on a branch for a while, and a coin unspent at the
+	// end only is then missing in between.
+	for _, raw := range c.Blocks[upto:] {
+		if _, err := cs.ProcessBlock(raw); err != nil {
+			return nil, err
+		}
+		kept := cands[:0]
+		for _, op := range cands {
+			if _, ok, err := cs.Coin(op); err == nil && ok {
+				kept = append(kept, op)
+			}
+		}
+		cands = kept
+	}
+	var out []string
+	for _, op := range cands[:min(len(cands), max)] {
+		out = append(out, fmt.Sprintf("%s/%d", op.Hash, op.Index))
 	}
 	return out, nil
 }

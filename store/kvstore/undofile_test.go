@@ -19,7 +19,9 @@ import (
 // flush); a damaged record is an error, as is a store reopened without the
 // files; a record whose append meets a full disk goes to the KV instead.
 func TestUndoFiles(t *testing.T) {
-	coin := func(h uint32) utxo.Coin { return utxo.Coin{Value: int64(h) * 10, Height: h, Script: []byte{0x51, byte(h)}} }
+	coin := func(h uint32) utxo.Coin {
+		return utxo.Coin{Value: int64(h) * 10, Height: h, Script: []byte{0x51, byte(h)}}
+	}
 	op := func(b byte, i uint32) utxo.Outpoint { return utxo.Outpoint{Hash: wire.Hash{b}, Index: i} }
 	blocks := []*utxo.Delta{
 		{Created: []utxo.Entry{{Outpoint: op(1, 0), Coin: coin(1)}, {Outpoint: op(1, 1), Coin: coin(1)}}},
