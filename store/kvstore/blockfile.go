@@ -262,14 +262,26 @@ func (f *blockFiles) close() error {
 // readable. Call it before use, and again on every later open of a datadir
 // whose blocks went to files (their locations are useless without them).
 func (s *Store) UseBlockFiles(dir string) error {
-	f, err := openBlockFiles(dir)
+	f, err := s.openLocated(dir, "blk", prefixBlockLoc)
 	if err != nil {
 		return err
 	}
-	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixBlockLoc}))
+	s.bf = f
+	return nil
+}
+
+// openLocated opens the flat files named prefix under dir, counts the
+// locations the KV keeps under locPrefix in the files they point into, and
+// prunes the files none points into.
+func (s *Store) openLocated(dir, prefix string, locPrefix byte) (*blockFiles, error) {
+	f, err := openFlatFiles(dir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{locPrefix}))
 	if err != nil {
 		f.close()
-		return err
+		return nil, err
 	}
 	for it.Next() {
 		if v := it.Value(); len(v) == blockLocLen {
@@ -278,14 +290,13 @@ func (s *Store) UseBlockFiles(dir string) error {
 	}
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		f.close()
-		return fmt.Errorf("kvstore: block locations: %w", err)
+		return nil, fmt.Errorf("kvstore: %s file locations: %w", prefix, err)
 	}
 	if err := f.prune(); err != nil {
 		f.close()
-		return err
+		return nil, err
 	}
-	s.bf = f
-	return nil
+	return f, nil
 }
 
 // blockLoc returns h's location, pending or stored (nil: none).

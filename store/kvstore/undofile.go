@@ -42,26 +42,8 @@ var (
 // records already in the KV stay readable. Call it before use, and again
 // on every later open of a datadir whose undo records went to files.
 func (s *Store) UseUndoFiles(dir string) error {
-	f, err := openFlatFiles(dir, "rev")
+	f, err := s.openLocated(dir, "rev", prefixUndoLoc)
 	if err != nil {
-		return err
-	}
-	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixUndoLoc}))
-	if err != nil {
-		f.close()
-		return err
-	}
-	for it.Next() {
-		if v := it.Value(); len(v) == blockLocLen {
-			f.live[binary.LittleEndian.Uint32(v)]++
-		}
-	}
-	if err := errors.Join(it.Err(), it.Close()); err != nil {
-		f.close()
-		return fmt.Errorf("kvstore: undo locations: %w", err)
-	}
-	if err := f.prune(); err != nil {
-		f.close()
 		return err
 	}
 	s.uf = f
