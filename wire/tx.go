@@ -270,9 +270,6 @@ func (a *arena) hashIDs(txs []Tx) {
 	}
 	a.sums = slices.Grow(a.sums[:0], len(a.msgs))[:len(a.msgs)]
 	a.ids.DoubleSums(a.sums, a.msgs)
-	// The stripped copies are not needed once hashed (a Block may be kept
-	// while its scripts are checked).
-	a.msgs, a.strip = a.msgs[:0], nil
 	k := 0
 	for i := range txs {
 		tx := &txs[i]
