@@ -245,10 +245,7 @@ func (l *lazyMuHash) recordBlock(w window, removed, added [][]utxo.Entry) int {
 		if w.byHeight {
 			// A transaction's coins are consecutive, in index order.
 			for i := 0; i < len(list); {
-				j := i + 1
-				for j < len(list) && list[j].Hash == list[i].Hash {
-					j++
-				}
+				j := utxo.TxidRunEnd(list, i)
 				l.addTx(addedTx{list[i].Hash, list[j-1].Index + 1})
 				i = j
 			}

@@ -48,6 +48,16 @@ type Entry struct {
 	Coin
 }
 
+// TxidRunEnd returns the end of the run of entries that share list[i]'s
+// txid (a transaction's outputs are consecutive in a Delta's lists).
+func TxidRunEnd(list []Entry, i int) int {
+	j := i + 1
+	for j < len(list) && list[j].Hash == list[i].Hash {
+		j++
+	}
+	return j
+}
+
 // Delta is the net effect of connecting one block on the coin set.
 //
 // Spent are coins that existed before the block and were spent by it, in the

@@ -254,15 +254,6 @@ func (c *coinCache) liveOutputs(txid wire.Hash) (int, error) {
 	return utxo.ValidRecordLen(c.arena.get(e))
 }
 
-// sameTxid returns the end of the run of entries of list[i]'s txid.
-func sameTxid(list []utxo.Entry, i int) int {
-	j := i + 1
-	for j < len(list) && list[j].Hash == list[i].Hash {
-		j++
-	}
-	return j
-}
-
 // remove deletes the outputs of list.
 func (c *coinCache) remove(list []utxo.Entry) error {
 	return c.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
@@ -283,7 +274,7 @@ func (c *coinCache) remove(list []utxo.Entry) error {
 // add inserts the outputs of list.
 func (c *coinCache) add(list []utxo.Entry) error {
 	for i := 0; i < len(list); {
-		j := sameTxid(list, i)
+		j := utxo.TxidRunEnd(list, i)
 		if err := c.addRun(list[i:j]); err != nil {
 			return err
 		}
@@ -308,7 +299,7 @@ func (c *coinCache) addOne(list []utxo.Entry) error {
 // dst) and the result is stored once per run.
 func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.Entry) ([]byte, error)) error {
 	for i := 0; i < len(list); {
-		j := sameTxid(list, i)
+		j := utxo.TxidRunEnd(list, i)
 		h := list[i].Hash
 		e, err := c.load(h)
 		if err != nil {

@@ -44,12 +44,12 @@ func encodeUndo(dst []byte, d *utxo.Delta) []byte {
 	dst = appendUndoList(dst, d.Spent)
 	dst = appendUndoList(dst, d.Overwritten)
 	groups := 0
-	for i := 0; i < len(d.Created); i = sameTxid(d.Created, i) {
+	for i := 0; i < len(d.Created); i = utxo.TxidRunEnd(d.Created, i) {
 		groups++
 	}
 	dst = utxo.AppendVarInt(dst, uint64(groups))
 	for i := 0; i < len(d.Created); {
-		j := sameTxid(d.Created, i)
+		j := utxo.TxidRunEnd(d.Created, i)
 		dst = append(dst, d.Created[i].Hash[:]...)
 		dst = utxo.AppendVarInt(dst, uint64(j-i))
 		for _, e := range d.Created[i:j] {
