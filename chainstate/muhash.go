@@ -52,20 +52,18 @@ type lazyMuHash struct {
 	nAdded int
 	// ins holds the outpoints added in a window kept in maps and still in
 	// the set; rem maps removed outpoints that were in the set when the
-	// window opened to where their serializations are kept (lazyLoc).
-	// The maps and the chunks of added hold no pointer, so the garbage
-	// collector never scans them.
+	// window opened to their serializations, kept in kept's chunks. ins and
+	// the chunks of added hold no pointer, so the garbage collector never
+	// scans them (rem holds only the window's removals of older coins).
 	ins map[utxo.Outpoint]struct{}
-	rem map[utxo.Outpoint]lazyLoc
-	// extraRem holds removals that could not be keyed: the outpoint was
-	// already pending in rem (removed, added back with other bytes and
-	// removed again), or the serialization is longer than a lazyLoc holds.
+	rem map[utxo.Outpoint][]byte
+	// extraRem holds removals whose outpoint was already pending in rem
+	// (removed, added back with other bytes and removed again).
 	extraRem [][]byte
-
-	// Serializations are built in scratch and only copied into the
-	// current chunk when they are kept; chunks are dropped at materialize.
+	kept     serChunks
+	// scratch holds the serialization an insertion compares with a
+	// pending removal's.
 	scratch []byte
-	chunks  [][]byte
 
 	// q hands blocks' changes to a goroutine that records them (enqueue)
 	// while the chainstate goes on with the next block; everything above
@@ -168,20 +166,11 @@ type muJob struct {
 // it (memory: the queued deltas keep their blocks alive).
 const maxQueued = 1 << 18
 
-// lazyLoc is a kept serialization: chunk index (bits 32–63), offset in the
-// chunk (bits 16–31), length (bits 0–15). Kept serializations are at most
-// 57 + MAX_SCRIPT_SIZE bytes (longer scripts are unspendable and never
-// enter the set), under the 64 KiB chunk.
-type lazyLoc uint64
-
-// lazyChunk is the size of the blocks kept serializations are packed into.
-const lazyChunk = 64 << 10
-
 // materializeAt bounds the pending entries (memory) between flushes.
 const materializeAt = 1 << 20
 
 func newLazyMuHash() *lazyMuHash {
-	l := &lazyMuHash{ins: make(map[utxo.Outpoint]struct{}), rem: make(map[utxo.Outpoint]lazyLoc)}
+	l := &lazyMuHash{ins: make(map[utxo.Outpoint]struct{}), rem: make(map[utxo.Outpoint][]byte)}
 	l.q.idle.L = &l.q.mu
 	return l
 }
@@ -190,8 +179,12 @@ func newLazyMuHash() *lazyMuHash {
 // waits for the queue.
 func (l *lazyMuHash) pending() int {
 	l.wait()
-	return l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem)
+	return l.count()
 }
+
+// count is the number of entries recorded and not yet materialised (the
+// record must be the caller's: see wait).
+func (l *lazyMuHash) count() int { return l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem) }
 
 // mayExceed reports, without waiting, whether pending could be above n.
 func (l *lazyMuHash) mayExceed(n int) bool {
@@ -297,32 +290,9 @@ func (l *lazyMuHash) wait() {
 	for q.running {
 		q.idle.Wait()
 	}
-	q.since = l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem)
+	q.since = l.count()
 	q.mu.Unlock()
 }
-
-// keep copies ser into the current chunk and returns its location.
-func (l *lazyMuHash) keep(ser []byte) lazyLoc {
-	n := len(l.chunks) - 1
-	if n < 0 || cap(l.chunks[n])-len(l.chunks[n]) < len(ser) {
-		l.chunks = append(l.chunks, make([]byte, 0, max(lazyChunk, len(ser))))
-		n++
-	}
-	c := l.chunks[n]
-	off := len(c)
-	l.chunks[n] = append(c, ser...)
-	return lazyLoc(uint64(n)<<32 | uint64(off)<<16 | uint64(len(ser)))
-}
-
-// get returns the serialization kept at loc.
-func (l *lazyMuHash) get(loc lazyLoc) []byte {
-	c := l.chunks[loc>>32]
-	off := int(loc>>16) & 0xffff
-	return c[off : off+int(loc&0xffff)]
-}
-
-// keepExtra copies ser for an extra list (its own slice: extras are rare).
-func keepExtra(ser []byte) []byte { return append([]byte(nil), ser...) }
 
 // insert records, in a window kept in maps, that c entered the set at op. It
 // cancels a pending removal
@@ -333,7 +303,7 @@ func (l *lazyMuHash) insert(op utxo.Outpoint, c utxo.Coin) {
 	if len(l.rem) > 0 {
 		if r, ok := l.rem[op]; ok {
 			l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
-			if bytes.Equal(l.get(r), l.scratch) {
+			if bytes.Equal(r, l.scratch) {
 				delete(l.rem, op)
 				return
 			}
@@ -353,21 +323,17 @@ func (l *lazyMuHash) remove(op utxo.Outpoint, c utxo.Coin) {
 			return
 		}
 	}
-	l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
-	ser := l.scratch
-	if len(ser) > 0xffff {
-		l.extraRem = append(l.extraRem, keepExtra(ser))
-		return
-	}
 	if _, dup := l.rem[op]; dup {
-		l.extraRem = append(l.extraRem, keepExtra(ser))
+		l.extraRem = append(l.extraRem, l.kept.add(op, c))
 		return
 	}
-	l.rem[op] = l.keep(ser)
+	l.rem[op] = l.kept.add(op, c)
 }
 
-// serChunks holds serializations in chunks of serChunk bytes, so that the
-// slices handed out stay put (a buffer grown by doubling would copy them).
+// serChunks holds serializations in chunks, so that the slices handed out
+// stay put (a buffer grown by doubling would copy them); a full chunk is
+// left to the slices that point into it. Chunks start at 64 KiB (a window
+// of one block keeps a few removals) and double up to serChunk.
 type serChunks struct{ cur []byte }
 
 const serChunk = 1 << 20
@@ -376,7 +342,11 @@ const serChunk = 1 << 20
 func (s *serChunks) add(op utxo.Outpoint, c utxo.Coin) []byte {
 	n := utxo.TxOutSerLen(c)
 	if cap(s.cur)-len(s.cur) < n {
-		s.cur = make([]byte, 0, max(serChunk, n))
+		size := 64 << 10
+		if cap(s.cur) > 0 {
+			size = min(2*cap(s.cur), serChunk)
+		}
+		s.cur = make([]byte, 0, max(size, n))
 	}
 	start := len(s.cur)
 	s.cur = utxo.AppendTxOutSer(s.cur, op, c)
@@ -442,8 +412,8 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 		}
 	}
 	rem := append(make([][]byte, 0, len(l.rem)+len(l.extraRem)), l.extraRem...)
-	for _, loc := range l.rem {
-		rem = append(rem, l.get(loc))
+	for _, ser := range l.rem {
+		rem = append(rem, ser)
 	}
 	workers := min(runtime.NumCPU(), max(1, (len(ins)+len(rem))/256))
 	parts := make([]utxo.MuHash3072, workers)
@@ -468,7 +438,7 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	l.added, l.nAdded = nil, 0
 	l.extraRem = nil
 	l.win = window{}
-	l.chunks = nil // garbage once the maps are clear
+	l.kept = serChunks{} // garbage once the map is clear
 	l.q.mu.Lock()
 	l.q.since = 0
 	l.q.mu.Unlock()
