@@ -162,7 +162,7 @@ func (s *Store) Connect(block wire.Hash, d *utxo.Delta) error {
 	if err := s.applyIndexes(block, block, d, true); err != nil {
 		return err
 	}
-	if err := s.putUndo(block, encodeUndo(nil, d)); err != nil {
+	if err := s.putUndo(block, d); err != nil {
 		return err
 	}
 	s.coins.maybeCompact()

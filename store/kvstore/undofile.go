@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 
 	"utxod/backends"
+	"utxod/utxo"
 	"utxod/wire"
 )
 
@@ -50,20 +51,23 @@ func (s *Store) UseUndoFiles(dir string) error {
 	return nil
 }
 
-// putUndo keeps block's undo record: in the rev files when they are in use
-// (its location written by the next flush), else in the KV.
-func (s *Store) putUndo(block wire.Hash, rec []byte) error {
+// putUndo keeps block's undo record (the encoding of d): in the rev files
+// when they are in use (its location written by the next flush), else in
+// the KV.
+func (s *Store) putUndo(block wire.Hash, d *utxo.Delta) error {
 	if s.uf == nil {
-		s.setPending(false, block, rec)
+		s.setPending(false, block, encodeUndo(nil, d))
 		return nil
 	}
 	if err := s.dropUndoLoc(block); err != nil {
 		return err
 	}
-	framed := make([]byte, undoFrameLen, undoFrameLen+len(rec))
+	// Encoded straight after its frame, so the append needs no copy.
+	framed := encodeUndo(make([]byte, undoFrameLen), d)
+	rec := framed[undoFrameLen:]
 	copy(framed, block[:])
 	binary.LittleEndian.PutUint32(framed[32:], crc32.Checksum(rec, crc32c))
-	loc, err := s.uf.append(append(framed, rec...))
+	loc, err := s.uf.append(framed)
 	if errors.Is(err, backends.ErrDiskFull) {
 		// As a block's (putBlockFile): the record goes to the KV, whose
 		// writes then meet the full disk as the store's own do.
