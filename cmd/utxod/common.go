@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 
 	"utxod/backends"
@@ -439,25 +440,43 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// cpuProfileFlag adds --cpuprofile to fs; the returned start begins the
-// profile when the flag is set and returns the function that ends it.
+// cpuProfileFlag adds --cpuprofile and --trace to fs; the returned start
+// begins the profile and the execution trace when their flags are set and
+// returns the function that ends them.
 func cpuProfileFlag(fs *flag.FlagSet) (start func() (stop func(), err error)) {
 	path := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	tracePath := fs.String("trace", "", "write a runtime execution trace to this file (go tool trace: how busy each core is)")
 	return func() (func(), error) {
-		if *path == "" {
-			return func() {}, nil
+		var stops []func()
+		stop := func() {
+			for i := len(stops) - 1; i >= 0; i-- {
+				stops[i]()
+			}
 		}
-		f, err := os.Create(*path)
-		if err != nil {
-			return nil, err
+		if *path != "" {
+			f, err := os.Create(*path)
+			if err != nil {
+				return nil, err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return nil, err
+			}
+			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, err
+		if *tracePath != "" {
+			f, err := os.Create(*tracePath)
+			if err != nil {
+				stop()
+				return nil, err
+			}
+			if err := trace.Start(f); err != nil {
+				f.Close()
+				stop()
+				return nil, err
+			}
+			stops = append(stops, func() { trace.Stop(); f.Close() })
 		}
-		return func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}, nil
+		return stop, nil
 	}
 }
