@@ -35,16 +35,7 @@ type blockFiles struct {
 	files  map[uint32]*os.File
 	cur    uint32 // file being appended to
 	size   int64  // its length
-	// hinted is how much of the current file startWriteback has been
-	// asked to write.
-	hinted int64
-	// writebacks are the startWriteback calls in flight, on goroutines of
-	// their own so the appender never waits for the disk's queue; prune
-	// and close wait for them before closing a file.
-	writebacks sync.WaitGroup
-	// writeback is startWriteback; tests replace it to see the ranges.
-	writeback func(h *os.File, off, n int64)
-	dirty     map[uint32]bool
+	dirty  map[uint32]bool
 	// live counts the locations (stored, or pending for the next flush)
 	// that point into each file.
 	live map[uint32]int
@@ -55,10 +46,6 @@ type blockFiles struct {
 // blockFileMax is the size past which a new file is started (Core's
 // MAX_BLOCKFILE_SIZE; a variable for tests).
 var blockFileMax int64 = 128 << 20
-
-// writebackBytes is how many appended bytes are handed to startWriteback
-// at once (a variable for tests).
-var writebackBytes int64 = 8 << 20
 
 // blockLocLen is the length of an encoded location: file (uint32 LE),
 // offset (uint64 LE), length (uint32 LE).
@@ -108,7 +95,6 @@ func openFlatFiles(dir, prefix string) (*blockFiles, error) {
 		return nil, fmt.Errorf("kvstore: block files: %w", err)
 	}
 	f.size = st.Size()
-	f.hinted = f.size
 	return f, nil
 }
 
@@ -147,7 +133,6 @@ func (f *blockFiles) append(raw []byte) ([]byte, error) {
 	if f.size > 0 && f.size+int64(len(raw)) > blockFileMax {
 		f.cur++
 		f.size = 0
-		f.hinted = 0
 	}
 	h, err := f.file(f.cur)
 	if err != nil {
@@ -165,15 +150,6 @@ func (f *blockFiles) append(raw []byte) ([]byte, error) {
 	binary.LittleEndian.PutUint64(loc[4:], uint64(f.size))
 	binary.LittleEndian.PutUint32(loc[12:], uint32(len(raw)))
 	f.size += int64(len(raw))
-	if f.size-f.hinted >= writebackBytes {
-		off, n := f.hinted, f.size-f.hinted
-		wb := startWriteback
-		if f.writeback != nil {
-			wb = f.writeback
-		}
-		f.writebacks.Go(func() { wb(h, off, n) })
-		f.hinted = f.size
-	}
 	f.dirty[f.cur] = true
 	f.live[f.cur]++
 	return loc, nil
@@ -201,7 +177,6 @@ func (f *blockFiles) prune() error {
 	if err != nil {
 		return err
 	}
-	f.writebacks.Wait()
 	for n, name := range names {
 		if n >= f.cur || f.live[n] > 0 {
 			continue
@@ -274,7 +249,6 @@ func (f *blockFiles) sync() error {
 func (f *blockFiles) close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.writebacks.Wait()
 	var errs []error
 	for n, h := range f.files {
 		errs = append(errs, h.Close())
