@@ -12,7 +12,7 @@ func (c *coinCache) addRun(run []utxo.Entry) error {
 		return c.addOne(run)
 	}
 	h := run[0].Hash
-	ref, e, err := c.load(h)
+	e, err := c.load(h)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (c *coinCache) addRun(run []utxo.Entry) error {
 		return c.addOne(run)
 	}
 	c.scratch[0] = rec
-	if err := c.setRecord(h, ref, e, rec); err != nil {
+	if err := c.setRecord(h, e, rec); err != nil {
 		return err
 	}
 	if len(rec) > 0 { // the txid had no unspent output (e.len() == 0)

@@ -11,13 +11,18 @@ import (
 	"utxod/wire"
 )
 
+// cacheEntryOverhead estimates the memory one cached txid costs besides its
+// record bytes: its slot in a pointer-free Swiss-table map (32-byte key,
+// 8-byte packed entry, a control byte; 41 bytes at 100 % load, tables run
+// between 7/16 and 7/8 full).
+const cacheEntryOverhead = 60
+
 // cacheEntry is one cached txid packed in 64 bits: bit 0 dirty (the store
 // must be updated at the next flush), bit 1 on disk (the store holds a
 // record for the txid as of the last load or flush), bits 2–23 the record
-// length (0: no unspent output), bits 24–63 the location in the arena of
-// the txid, which the record follows. With records out of the table and
-// pointers out of both, the garbage collector never scans the cache and no
-// record is a heap object of its own.
+// length (0: no unspent output), bits 24–63 its location in the arena.
+// With records out of the map and pointers out of both, the garbage
+// collector never scans the cache and no record is a heap object of its own.
 type cacheEntry uint64
 
 const (
@@ -37,8 +42,8 @@ func packEntry(loc uint64, n int, flags cacheEntry) cacheEntry {
 	return cacheEntry(loc)<<entryLocShift | cacheEntry(n)<<entryLenShift | flags
 }
 
-// arena holds the cached txids, each followed by its record, append-only: a
-// record is never modified in place (updates append a new copy and count the old one as dead), so
+// arena holds the cached records, append-only: a record is never modified
+// in place (updates append a new copy and count the old one as dead), so
 // slices handed out (coin scripts alias their record) stay valid; compact
 // copies the live records into fresh chunks and drops the old ones, which
 // the garbage collector frees once nothing aliases them.
@@ -57,11 +62,11 @@ const (
 
 func newArena() arena { return arena{cur: -1} }
 
-// put copies txid and rec into the arena and returns their location.
-func (a *arena) put(txid *wire.Hash, rec []byte) uint64 {
-	n := len(txid) + len(rec)
+// put copies b into the arena and returns its location.
+func (a *arena) put(b []byte) uint64 {
+	n := len(b)
 	if n > arenaBigBytes {
-		a.chunks = append(a.chunks, append(txid[:len(txid):len(txid)], rec...))
+		a.chunks = append(a.chunks, bytes.Clone(b))
 		a.used += int64(n)
 		return uint64(len(a.chunks)-1) << arenaOffBits
 	}
@@ -74,7 +79,7 @@ func (a *arena) put(txid *wire.Hash, rec []byte) uint64 {
 	}
 	c := a.chunks[a.cur]
 	off := len(c)
-	a.chunks[a.cur] = append(append(c, txid[:]...), rec...)
+	a.chunks[a.cur] = append(c, b...)
 	a.used += int64(n)
 	return uint64(a.cur)<<arenaOffBits | uint64(off)
 }
@@ -87,27 +92,17 @@ func (a *arena) get(e cacheEntry) []byte {
 		return nil
 	}
 	loc := e.loc()
-	off := int(loc&(arenaChunk-1)) + len(wire.Hash{})
+	off := int(loc & (arenaChunk - 1))
 	c := a.chunks[loc>>arenaOffBits]
 	return c[off : off+n : off+n]
 }
-
-// key returns the txid of e.
-func (a *arena) key(e cacheEntry) []byte {
-	loc := e.loc()
-	off := int(loc & (arenaChunk - 1))
-	return a.chunks[loc>>arenaOffBits][off : off+len(wire.Hash{})]
-}
-
-// keyBytes is what a cached txid costs in the arena besides its record.
-const keyBytes = int64(len(wire.Hash{}))
 
 // coinCache is the write-back cache of per-transaction v5 records over the
 // store's 'c' keys. Entries are dirty until a flush writes them; retire
 // then drops or cleans them.
 type coinCache struct {
 	kv      backends.KV
-	entries coinTable
+	entries map[wire.Hash]cacheEntry
 	// complete: every coin record of the store is in entries (the store
 	// had none when the cache started and nothing was evicted since), so a
 	// miss means the txid has no unspent output and the store is not read,
@@ -128,7 +123,7 @@ type coinCache struct {
 }
 
 func newCoinCache(kv backends.KV) coinCache {
-	return coinCache{kv: kv, entries: newCoinTable(), arena: newArena()}
+	return coinCache{kv: kv, entries: make(map[wire.Hash]cacheEntry), arena: newArena()}
 }
 
 // coinKey returns txid's key in a buffer reused by the next call.
@@ -138,74 +133,52 @@ func (c *coinCache) coinKey(txid wire.Hash) []byte {
 	return c.key[:]
 }
 
-// slotRef is where load left txid in the table: its slot, or (used
-// false) the empty slot an insert would take (-1: none yet). It is valid
-// until the table next changes.
-type slotRef struct {
-	i    int
-	used bool
-}
-
-// load returns the cache entry of txid and its slot, reading it from the
-// store on a miss.
-func (c *coinCache) load(txid wire.Hash) (slotRef, cacheEntry, error) {
-	i, found := c.entries.find(&txid, &c.arena)
-	if found {
-		return slotRef{i, true}, c.entries.slots[i].e, nil
+// load returns the cache entry of txid, reading it from the store on a miss.
+func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
+	if e, ok := c.entries[txid]; ok {
+		return e, nil
 	}
 	if c.complete {
 		// Authoritative, so not remembered: an insert here would only be
 		// overwritten by the setRecord that usually follows (a BIP30
 		// check, then the new transaction's outputs).
-		return slotRef{i, false}, 0, nil
+		return 0, nil
 	}
 	v, err := c.kv.Get(c.coinKey(txid))
 	var e cacheEntry
 	switch {
 	case errors.Is(err, backends.ErrNotFound):
 	case err != nil:
-		return slotRef{}, 0, fmt.Errorf("kvstore: read coins of %s: %w", txid, err)
+		return 0, fmt.Errorf("kvstore: read coins of %s: %w", txid, err)
 	case len(v) > entryMaxLen:
-		return slotRef{}, 0, fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(v))
+		return 0, fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(v))
 	case len(v) > 0:
 		// Checked once here: the cache then holds only canonical records
 		// (this one and those it encodes) and reads them with the
 		// utxo.ValidRecord* fast paths.
 		if err := utxo.ValidateRecord(v); err != nil {
-			return slotRef{}, 0, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
+			return 0, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 		}
-		e = entryOnDisk
+		e = packEntry(c.arena.put(v), len(v), entryOnDisk)
 	}
-	// A txid the store lacks is remembered too (no record, clean).
-	e = packEntry(c.arena.put(&txid, v), len(v), e)
-	return slotRef{c.entries.insertAt(i, tagOf(&txid), e), true}, e, nil
+	c.entries[txid] = e
+	return e, nil
 }
 
-// setRecord replaces the cached record of txid, which load left at ref
-// with entry e (rec empty: no unspent output left), and marks it dirty. A
-// txid that never reached the store and has no output left is simply
-// forgotten (nothing to write).
-func (c *coinCache) setRecord(txid wire.Hash, ref slotRef, e cacheEntry, rec []byte) error {
+// setRecord replaces txid's cached record (rec empty: no unspent output
+// left) and marks it dirty. A txid that never reached the store and has no
+// output left is simply forgotten (nothing to write).
+func (c *coinCache) setRecord(txid wire.Hash, e cacheEntry, rec []byte) error {
+	c.arena.dead += int64(e.len())
 	switch {
+	case len(rec) == 0 && e&entryOnDisk == 0:
+		delete(c.entries, txid)
+	case len(rec) == 0:
+		c.entries[txid] = packEntry(0, 0, entryOnDisk|entryDirty)
 	case len(rec) > entryMaxLen:
 		return fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(rec))
-	case len(rec) == 0 && e&entryOnDisk == 0:
-		if ref.used {
-			c.arena.dead += keyBytes + int64(e.len())
-			c.entries.deleteAt(ref.i)
-		}
-	case len(rec) == 0:
-		// The txid stays in the arena for the flush's delete.
-		c.arena.dead += int64(e.len())
-		c.entries.slots[ref.i].e = packEntry(e.loc(), 0, entryOnDisk|entryDirty)
 	default:
-		ne := packEntry(c.arena.put(&txid, rec), len(rec), e&entryOnDisk|entryDirty)
-		if ref.used {
-			c.arena.dead += keyBytes + int64(e.len())
-			c.entries.slots[ref.i].e = ne
-		} else {
-			c.entries.insertAt(ref.i, tagOf(&txid), ne)
-		}
+		c.entries[txid] = packEntry(c.arena.put(rec), len(rec), e&entryOnDisk|entryDirty)
 	}
 	return nil
 }
@@ -223,10 +196,9 @@ func (c *coinCache) maybeCompact() {
 		return
 	}
 	a := newArena()
-	for i := range c.entries.slots {
-		s := &c.entries.slots[i]
-		if s.tag != 0 {
-			s.e = packEntry(a.put((*wire.Hash)(c.arena.key(s.e)), c.arena.get(s.e)), s.e.len(), s.e.flags())
+	for h, e := range c.entries {
+		if n := e.len(); n > 0 {
+			c.entries[h] = packEntry(a.put(c.arena.get(e)), n, e.flags())
 		}
 	}
 	c.arena = a
@@ -235,7 +207,7 @@ func (c *coinCache) maybeCompact() {
 // coin returns the unspent output op; its script aliases the cached
 // record, which is never modified in place.
 func (c *coinCache) coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
-	_, e, err := c.load(op.Hash)
+	e, err := c.load(op.Hash)
 	if err != nil || e.len() == 0 {
 		return utxo.Coin{}, false, err
 	}
@@ -248,7 +220,7 @@ func (c *coinCache) coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 
 // anyUnspent reports whether txid has an unspent output below index n.
 func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
-	_, e, err := c.load(txid)
+	e, err := c.load(txid)
 	if err != nil || e.len() == 0 {
 		return false, err
 	}
@@ -262,7 +234,7 @@ func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
 // appendTxCoins appends the unspent outputs of txid to dst; decompressed
 // scripts go to a buffer the next call reuses.
 func (c *coinCache) appendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
-	_, e, err := c.load(txid)
+	e, err := c.load(txid)
 	if err != nil || e.len() == 0 {
 		return dst, err
 	}
@@ -275,7 +247,7 @@ func (c *coinCache) appendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utx
 
 // liveOutputs is the number of unspent outputs of txid.
 func (c *coinCache) liveOutputs(txid wire.Hash) (int, error) {
-	_, e, err := c.load(txid)
+	e, err := c.load(txid)
 	if err != nil || e.len() == 0 {
 		return 0, err
 	}
@@ -329,7 +301,7 @@ func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.En
 	for i := 0; i < len(list); {
 		j := utxo.TxidRunEnd(list, i)
 		h := list[i].Hash
-		ref, e, err := c.load(h)
+		e, err := c.load(h)
 		if err != nil {
 			return err
 		}
@@ -342,7 +314,7 @@ func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.En
 			c.scratch[k&1] = out
 			rec = out
 		}
-		if err := c.setRecord(h, ref, e, rec); err != nil {
+		if err := c.setRecord(h, e, rec); err != nil {
 			return err
 		}
 		// A record is empty exactly when the txid has no unspent output.
@@ -358,34 +330,26 @@ func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.En
 	return nil
 }
 
-// bytes is the cache's size: the table's slots plus the arena's consumed
+// bytes is the cache's estimated size: map slots plus the arena's consumed
 // bytes (replaced records included until a compaction).
 func (c *coinCache) bytes() int64 {
-	return c.entries.bytes() + c.arena.used
-}
-
-// entry returns the cache entry of txid (0 if it is not cached).
-func (c *coinCache) entry(txid wire.Hash) cacheEntry {
-	if i, found := c.entries.find(&txid, &c.arena); found {
-		return c.entries.slots[i].e
-	}
-	return 0
+	return int64(len(c.entries))*cacheEntryOverhead + c.arena.used
 }
 
 // dirty returns the txids a flush must write, in key order, and the bytes
 // of their keys and records.
 func (c *coinCache) dirty() (txids []wire.Hash, size int) {
 	n := 0
-	for _, s := range c.entries.slots {
-		if s.tag != 0 && s.e&entryDirty != 0 {
-			size += 33 + s.e.len()
+	for _, e := range c.entries {
+		if e&entryDirty != 0 {
+			size += 33 + e.len()
 			n++
 		}
 	}
 	txids = make([]wire.Hash, 0, n)
-	for _, s := range c.entries.slots {
-		if s.tag != 0 && s.e&entryDirty != 0 {
-			txids = append(txids, wire.Hash(c.arena.key(s.e)))
+	for txid, e := range c.entries {
+		if e&entryDirty != 0 {
+			txids = append(txids, txid)
 		}
 	}
 	slices.SortFunc(txids, func(a, b wire.Hash) int { return bytes.Compare(a[:], b[:]) })
@@ -401,22 +365,19 @@ func (c *coinCache) retire(budget int64) {
 		c.reset()
 		return
 	}
-	removed := c.entries.filter(func(e cacheEntry) (cacheEntry, bool) {
+	for txid, e := range c.entries {
 		if e.len() == 0 {
-			return 0, false
+			delete(c.entries, txid)
+		} else if e&entryDirty != 0 {
+			c.entries[txid] = e&^entryDirty | entryOnDisk
 		}
-		if e&entryDirty != 0 {
-			e = e&^entryDirty | entryOnDisk
-		}
-		return e, true
-	})
-	c.arena.dead += int64(removed) * keyBytes
+	}
 	c.maybeCompact()
 }
 
-// reset drops every entry (a new table: clearing would keep its memory).
+// reset drops every entry (a new map: clear would keep the table's memory).
 func (c *coinCache) reset() {
-	c.entries = newCoinTable()
+	c.entries = make(map[wire.Hash]cacheEntry)
 	c.arena = newArena()
 	c.complete = false
 }

@@ -85,7 +85,7 @@ func (s *Store) SetMinFree(bytes uint64) { s.minFree, s.w.minFree = bytes, bytes
 // Store, before use). It stays so until a flush over budget empties the
 // cache; then misses read the store again.
 func (s *Store) TrustCacheMisses() (bool, error) {
-	if s.coins.entries.len() > 0 {
+	if len(s.coins.entries) > 0 {
 		return false, nil
 	}
 	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixCoins}))
