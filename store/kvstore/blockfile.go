@@ -83,10 +83,8 @@ func encodeLoc(file uint32, off int64, n int) []byte {
 }
 
 // writeBehindBytes is how many queued bytes start the writer goroutine (a
-// variable for tests). Queued records stay live until written, and the
-// garbage collector's heap goal doubles them: 1 MiB measured +10 MiB of
-// peak RSS, 256 KiB none (docs/benchmarks/nonsig.md, session 9).
-var writeBehindBytes = 256 << 10
+// variable for tests).
+var writeBehindBytes = 1 << 20
 
 // blockFileMax is the size past which a new file is started (Core's
 // MAX_BLOCKFILE_SIZE; a variable for tests).
