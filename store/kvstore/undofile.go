@@ -67,7 +67,7 @@ func (s *Store) putUndo(block wire.Hash, d *utxo.Delta) error {
 	rec := framed[undoFrameLen:]
 	copy(framed, block[:])
 	binary.LittleEndian.PutUint32(framed[32:], crc32.Checksum(rec, crc32c))
-	loc, err := s.uf.append(block, framed)
+	loc, err := s.uf.append(framed)
 	if errors.Is(err, backends.ErrDiskFull) {
 		// As a block's (putBlockFile): the record goes to the KV, whose
 		// writes then meet the full disk as the store's own do.
