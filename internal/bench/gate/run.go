@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -139,6 +140,19 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 			return nil, fmt.Errorf("gate: %s binary: %w", name, err)
 		}
 		c.Identity.Binaries[name] = info
+		if arm.Template.Uses("bin") {
+			// Both arms run fresh copies: an executable's pages already in
+			// the page cache are mapped around each fault, so a binary the
+			// linker just wrote and one built earlier had different peak
+			// RSS for the same code (29, 33 and 36 MiB of file pages for
+			// three builds of one tree; nonsig.md, session 9).
+			cp, err := freshCopy(bin, workdir, name)
+			if err != nil {
+				return nil, fmt.Errorf("gate: %s binary: %w", name, err)
+			}
+			defer os.RemoveAll(filepath.Dir(cp))
+			arm.Bin = cp
+		}
 	}
 	var source *bench.CorpusIdentity
 	if cfg.CorpusBlocks > 0 {
@@ -221,6 +235,29 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 
 // armBinary is the executable identifying an arm: {bin} if the template
 // uses it, otherwise the template's first argument (looked up in PATH).
+// freshCopy copies the executable bin into a new directory under workdir.
+func freshCopy(bin, workdir, arm string) (string, error) {
+	dir, err := os.MkdirTemp(workdir, "utxod-gate-bin-"+arm+"-")
+	if err != nil {
+		return "", err
+	}
+	src, err := os.Open(bin)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst := filepath.Join(dir, filepath.Base(bin))
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		out.Close()
+		return "", err
+	}
+	return dst, out.Close()
+}
+
 func armBinary(arm *Arm) (string, error) {
 	if arm.Template.Uses("bin") {
 		if arm.Bin == "" {
