@@ -19,10 +19,8 @@ import (
 //
 // The cache is a fixed-size set-associative table (4 ways per bucket)
 // split into 256 independently locked shards; an insertion into a full
-// bucket evicts a way picked from the key. A shard's table is allocated by
-// its first insertion, so a process that verifies no signature (an
-// assume-valid import) holds none of it: 16 MiB of live heap that the
-// garbage collector's goal had doubled. It is safe for concurrent use.
+// bucket evicts a way picked from the key. It never allocates after
+// construction and is safe for concurrent use.
 type SigCache struct {
 	salt   [64]byte // nonce || padding (padding byte replaced per kind)
 	shards [256]sigCacheShard
@@ -53,6 +51,9 @@ func NewSigCache(entries int) *SigCache {
 		per <<= 1
 	}
 	c.mask = uint64(per - 1)
+	for i := range c.shards {
+		c.shards[i].buckets = make([][sigCacheWays][32]byte, per)
+	}
 	return c
 }
 
@@ -91,21 +92,16 @@ func (c *SigCache) locate(k *[32]byte) (*sigCacheShard, uint64) {
 func (c *SigCache) contains(k *[32]byte) bool {
 	s, b := c.locate(k)
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.buckets == nil {
-		return false
-	}
 	bk := &s.buckets[b]
-	return bk[0] == *k || bk[1] == *k || bk[2] == *k || bk[3] == *k
+	hit := bk[0] == *k || bk[1] == *k || bk[2] == *k || bk[3] == *k
+	s.mu.RUnlock()
+	return hit
 }
 
 // insert stores k, evicting a way chosen by the key if the bucket is full.
 func (c *SigCache) insert(k *[32]byte) {
 	s, b := c.locate(k)
 	s.mu.Lock()
-	if s.buckets == nil {
-		s.buckets = make([][sigCacheWays][32]byte, c.mask+1)
-	}
 	bk := &s.buckets[b]
 	var zero [32]byte
 	slot := int(k[9]) % sigCacheWays
