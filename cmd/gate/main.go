@@ -65,6 +65,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runTimeout := fs.Duration("run-timeout", 0, "kill a run after this long (0: no limit)")
 	repo := fs.String("repo", ".", "directory whose git HEAD is recorded")
 	strict := fs.Bool("strict", false, "exit 4 when the verdict is revert")
+	var env []string
+	fs.Func("env", "KEY=VALUE added to both arms' environment (repeatable; recorded in the custody), e.g. GOMEMLIMIT=90MiB so that peak RSS measures memory in use rather than when the Go scavenger returned freed pages (docs/benchmarks/nonsig.md, session 9)", func(v string) error {
+		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		env = append(env, v)
+		return nil
+	})
 	if code, done := t.Parse(args); done {
 		return code
 	}
@@ -99,8 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		CorpusBlocks: *corpusBlocks,
 		Network:      *network,
 		Backends:     stores,
-		Control:      gate.Arm{Template: ctlT, Bin: *controlBin, Commit: *controlCommit},
-		Candidate:    gate.Arm{Template: candT, Bin: *candidateBin, Commit: *candidateCommit},
+		Control:      gate.Arm{Template: ctlT, Bin: *controlBin, Commit: *controlCommit, Env: env},
+		Candidate:    gate.Arm{Template: candT, Bin: *candidateBin, Commit: *candidateCommit, Env: env},
 		Pairs:        *pairs,
 		Cooldown:     *cooldown,
 		Pin:          *pin,

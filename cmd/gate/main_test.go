@@ -69,6 +69,7 @@ func TestCLI(t *testing.T) {
 		{"--corpus", corpus}, // no --out
 		{"--corpus", corpus, "--out", out, "--control", "{bin} import {corpus}"}, // no {datadir}
 		{"--corpus", corpus, "--out", out, "extra"},
+		{"--corpus", corpus, "--out", out, "--env", "GOMEMLIMIT"}, // not KEY=VALUE
 	} {
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)

@@ -63,6 +63,9 @@ type Harness struct {
 	MaxRegression   float64           `json:"max_regression"` // 0.03: candidate/control may exceed 1 by at most this
 	RunTimeoutS     float64           `json:"run_timeout_s,omitempty"`
 	Workdir         string            `json:"workdir"`
+	// Env is what each arm's children get on top of the gate's own
+	// environment (e.g. one GOMEMLIMIT for both arms).
+	Env map[string][]string `json:"env,omitempty"`
 }
 
 // Pin is the CPU pinning of the children.

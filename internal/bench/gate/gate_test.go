@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -252,6 +253,9 @@ func TestGateSlowCandidateReverts(t *testing.T) {
 	if c.Identity.Corpus.Height != 2000 || c.Identity.Corpus.Blocks != 2001 ||
 		c.Identity.Corpus.StopHash != "00000000dfd5d65c9d8561b4b8f60a63018fe3933ecb131fb37f905f87da951a" {
 		t.Errorf("corpus: %+v", c.Identity.Corpus)
+	}
+	if env := c.Harness.Env; len(env) != 1 || !slices.Equal(env[Candidate], cfg.Candidate.Env) {
+		t.Errorf("custody env %v, want the candidate's %v only", env, cfg.Candidate.Env)
 	}
 	if c.Identity.Commits[Control] != "control-label" || c.Identity.Commits[Candidate] != "candidate-label" {
 		t.Errorf("commit labels: %v", c.Identity.Commits)

@@ -154,6 +154,9 @@ func RenderMarkdown(c *Custody, chart string) string {
 	w("## Harness\n\n- order: %s, sequence per store: %s\n", c.Harness.Order, strings.Join(c.Harness.Sequence, ", "))
 	for _, arm := range []string{Control, Candidate} {
 		w("- %s template: `%s`\n", arm, c.Harness.Templates[arm])
+		if env := c.Harness.Env[arm]; len(env) > 0 {
+			w("- %s environment: `%s`\n", arm, strings.Join(env, " "))
+		}
 	}
 	w("\n## Runs\n\n| store | seq | arm | # | wall (s) | user (s) | sys (s) | max RSS (MiB) | datadir (MiB) | exit |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, sr := range c.Stores {

@@ -119,6 +119,7 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 			MaxRegression:   cfg.Rule.MaxRegression,
 			RunTimeoutS:     cfg.RunTimeout.Seconds(),
 			Workdir:         workdir,
+			Env:             armEnv(cfg),
 		},
 		Stores: []StoreResult{},
 	}
@@ -235,6 +236,20 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 
 // armBinary is the executable identifying an arm: {bin} if the template
 // uses it, otherwise the template's first argument (looked up in PATH).
+// armEnv is the Env of each arm that has one, for the custody.
+func armEnv(cfg Config) map[string][]string {
+	m := map[string][]string{}
+	for name, arm := range map[string]Arm{Control: cfg.Control, Candidate: cfg.Candidate} {
+		if len(arm.Env) > 0 {
+			m[name] = slices.Clone(arm.Env)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
 // freshCopy copies the executable bin into a new directory under workdir.
 func freshCopy(bin, workdir, arm string) (string, error) {
 	dir, err := os.MkdirTemp(workdir, "utxod-gate-bin-"+arm+"-")
