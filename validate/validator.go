@@ -29,6 +29,7 @@ type Validator struct {
 
 	poolOnce sync.Once
 	pool     chan struct{} // Workers-1 slots shared by every ScriptCheck
+	overlays sync.Pool     // *overlayMaps (connect.go)
 }
 
 // New returns a Validator for p using engine for scripts.
