@@ -234,35 +234,39 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 	return c, nil
 }
 
-// armBinary is the executable identifying an arm: {bin} if the template
-// uses it, otherwise the template's first argument (looked up in PATH).
 // armEnv is the Env of each arm that has one, for the custody.
 func armEnv(cfg Config) map[string][]string {
-	m := map[string][]string{}
-	for name, arm := range map[string]Arm{Control: cfg.Control, Candidate: cfg.Candidate} {
-		if len(arm.Env) > 0 {
-			m[name] = slices.Clone(arm.Env)
+	var m map[string][]string
+	for name, env := range map[string][]string{Control: cfg.Control.Env, Candidate: cfg.Candidate.Env} {
+		if len(env) > 0 {
+			if m == nil {
+				m = map[string][]string{}
+			}
+			m[name] = slices.Clone(env)
 		}
-	}
-	if len(m) == 0 {
-		return nil
 	}
 	return m
 }
 
-// freshCopy copies the executable bin into a new directory under workdir.
-func freshCopy(bin, workdir, arm string) (string, error) {
+// freshCopy copies the executable bin into a new directory under workdir
+// (removed again if the copy fails).
+func freshCopy(bin, workdir, arm string) (path string, err error) {
 	dir, err := os.MkdirTemp(workdir, "utxod-gate-bin-"+arm+"-")
 	if err != nil {
 		return "", err
 	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
 	src, err := os.Open(bin)
 	if err != nil {
 		return "", err
 	}
 	defer src.Close()
-	dst := filepath.Join(dir, filepath.Base(bin))
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	path = filepath.Join(dir, filepath.Base(bin))
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
 	if err != nil {
 		return "", err
 	}
@@ -270,9 +274,14 @@ func freshCopy(bin, workdir, arm string) (string, error) {
 		out.Close()
 		return "", err
 	}
-	return dst, out.Close()
+	if err := out.Close(); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
+// armBinary is the executable identifying an arm: {bin} if the template
+// uses it, otherwise the template's first argument (looked up in PATH).
 func armBinary(arm *Arm) (string, error) {
 	if arm.Template.Uses("bin") {
 		if arm.Bin == "" {
