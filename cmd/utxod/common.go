@@ -440,10 +440,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// cpuProfileFlag adds --cpuprofile and --trace to fs; the returned start
+// profileFlags adds --cpuprofile and --trace to fs; the returned start
 // begins the profile and the execution trace when their flags are set and
 // returns the function that ends them.
-func cpuProfileFlag(fs *flag.FlagSet) (start func() (stop func(), err error)) {
+func profileFlags(fs *flag.FlagSet) (start func() (stop func(), err error)) {
 	path := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	tracePath := fs.String("trace", "", "write a runtime execution trace to this file (go tool trace: how busy each core is)")
 	return func() (func(), error) {

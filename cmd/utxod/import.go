@@ -35,7 +35,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
 	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
 	muAsync := fs.Bool("muhash-async", false, "record each block's MuHash changes on a goroutine of their own while the next block connects (the same digest; faster wall, a little more CPU and memory: docs/benchmarks/nonsig.md)")
-	startProfile := cpuProfileFlag(fs)
+	startProfile := profileFlags(fs)
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	prefetch := fs.Int("prefetch", 0, "read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off)")
@@ -161,8 +161,7 @@ Flags:`)
 	runtime.GC()
 	if *memProfile != "" {
 		if f, err := os.Create(*memProfile); err == nil {
-			runtime.GC()
-			_ = pprof.WriteHeapProfile(f)
+			_ = pprof.WriteHeapProfile(f) // as of the collection just above
 			f.Close()
 		}
 	}

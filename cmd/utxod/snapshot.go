@@ -119,7 +119,7 @@ func cmdSnapshotDump(args []string, stdout, stderr io.Writer) int {
 	c.register(fs)
 	out := fs.String("o", "", "output file, which must not exist (\"-\": standard output); written as FILE.incomplete and renamed when complete")
 	asJSON := fs.Bool("json", false, "print the result as JSON (Core's dumptxoutset field names)")
-	startProfile := cpuProfileFlag(fs)
+	startProfile := profileFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: utxod snapshot dump --datadir D [--backend B] [--network N] -o FILE [--json]\n\nWrites the UTXO set at the datadir's tip in Core's snapshot format.\n\nFlags:")
 		fs.PrintDefaults()
@@ -471,7 +471,7 @@ func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Write
 	var headers listFlag
 	fs.Var(&headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
-	startProfile := cpuProfileFlag(fs)
+	startProfile := profileFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE]... [--height H] [--json]
 
