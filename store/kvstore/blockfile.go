@@ -299,29 +299,37 @@ func (s *Store) openLocated(dir, prefix string, locPrefix byte) (*blockFiles, er
 	return f, nil
 }
 
-// blockLoc returns h's location, pending or stored (nil: none).
-func (s *Store) blockLoc(h wire.Hash) ([]byte, error) {
-	if loc, ok := s.locs[h]; ok {
+// storedLoc returns h's flat-file location: pending in locs, else stored
+// under prefix in the KV (nil: none).
+func (s *Store) storedLoc(locs map[wire.Hash][]byte, prefix byte, h wire.Hash) ([]byte, error) {
+	if loc, ok := locs[h]; ok {
 		return loc, nil
 	}
-	v, err := s.kv.Get(hashKey(prefixBlockLoc, h))
+	v, err := s.kv.Get(hashKey(prefix, h))
 	if errors.Is(err, backends.ErrNotFound) {
 		return nil, nil
 	}
 	return v, err
 }
 
-// dropBlockLoc forgets h's location, if it has one, in the live counts.
+// dropLoc forgets h's location (storedLoc), if it has one, in f's live
+// counts.
+func (s *Store) dropLoc(f *blockFiles, locs map[wire.Hash][]byte, prefix byte, h wire.Hash) error {
+	loc, err := s.storedLoc(locs, prefix, h)
+	if err != nil {
+		return err
+	}
+	f.drop(loc)
+	return nil
+}
+
+// dropBlockLoc forgets h's block location, if it has one, in the live
+// counts.
 func (s *Store) dropBlockLoc(h wire.Hash) error {
 	if s.bf == nil {
 		return nil
 	}
-	loc, err := s.blockLoc(h)
-	if err != nil {
-		return err
-	}
-	s.bf.drop(loc)
-	return nil
+	return s.dropLoc(s.bf, s.locs, prefixBlockLoc, h)
 }
 
 // putBlockFile appends raw to the block files; its location is written by

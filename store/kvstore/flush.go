@@ -67,6 +67,18 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	return nil
 }
 
+// putLocs adds the pending flat-file locations to b under prefix; an empty
+// one (deleted, or kept in the KV: locInKV) deletes the stored one.
+func putLocs(b *backends.Batch, locs map[wire.Hash][]byte, prefix byte) {
+	for h, loc := range locs {
+		if len(loc) == 0 {
+			b.Delete(hashKey(prefix, h))
+		} else {
+			b.Put(hashKey(prefix, h), loc)
+		}
+	}
+}
+
 // stageStats takes the statistics of the tip the coins describe.
 func (s *Store) stageStats(stats *store.Stats) error {
 	if !s.tipDirty {
@@ -129,20 +141,8 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 			b.Put(hashKey(prefixBlock, h), raw.b)
 		}
 	}
-	for h, loc := range s.locs {
-		if len(loc) == 0 { // deleted, or kept in the KV (locInKV)
-			b.Delete(hashKey(prefixBlockLoc, h))
-		} else {
-			b.Put(hashKey(prefixBlockLoc, h), loc)
-		}
-	}
-	for h, loc := range s.undoLocs {
-		if len(loc) == 0 { // deleted, or kept in the KV (locInKV)
-			b.Delete(hashKey(prefixUndoLoc, h))
-		} else {
-			b.Put(hashKey(prefixUndoLoc, h), loc)
-		}
-	}
+	putLocs(b, s.locs, prefixBlockLoc)
+	putLocs(b, s.undoLocs, prefixUndoLoc)
 	for i := range s.index {
 		e := &s.index[i]
 		b.Put(hashKey(prefixIndex, e.Header.BlockHash()), encodeIndexEntry(nil, e))

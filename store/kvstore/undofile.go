@@ -94,27 +94,10 @@ func (s *Store) deleteUndo(block wire.Hash) error {
 	return nil
 }
 
-// undoLoc returns block's undo location, pending or stored (nil: none).
-func (s *Store) undoLoc(block wire.Hash) ([]byte, error) {
-	if loc, ok := s.undoLocs[block]; ok {
-		return loc, nil
-	}
-	v, err := s.kv.Get(hashKey(prefixUndoLoc, block))
-	if errors.Is(err, backends.ErrNotFound) {
-		return nil, nil
-	}
-	return v, err
-}
-
 // dropUndoLoc forgets block's undo location, if it has one, in the live
 // counts.
 func (s *Store) dropUndoLoc(block wire.Hash) error {
-	loc, err := s.undoLoc(block)
-	if err != nil {
-		return err
-	}
-	s.uf.drop(loc)
-	return nil
+	return s.dropLoc(s.uf, s.undoLocs, prefixUndoLoc, block)
 }
 
 // undoFromFile returns block's undo record when a location for it is
