@@ -323,36 +323,46 @@ func (s *Store) dropLoc(f *blockFiles, locs map[wire.Hash][]byte, prefix byte, h
 	return nil
 }
 
-// dropBlockLoc forgets h's block location, if it has one, in the live
-// counts.
-func (s *Store) dropBlockLoc(h wire.Hash) error {
-	if s.bf == nil {
-		return nil
+// deleteLocated forgets h's block (block) or undo record wherever it is:
+// its location in f (nil: no flat files in use), pending in locs or stored
+// under prefix, and its copy in the KV.
+func (s *Store) deleteLocated(f *blockFiles, locs map[wire.Hash][]byte, prefix byte, block bool, h wire.Hash) error {
+	if f != nil {
+		if err := s.dropLoc(f, locs, prefix, h); err != nil {
+			return err
+		}
+		locs[h] = nil
 	}
-	return s.dropLoc(s.bf, s.locs, prefixBlockLoc, h)
+	s.setPending(block, h, nil)
+	return nil
 }
 
 // putBlockFile appends raw to the block files; its location is written by
 // the next flush.
 func (s *Store) putBlockFile(h wire.Hash, raw []byte) error {
-	if err := s.dropBlockLoc(h); err != nil {
+	if err := s.dropLoc(s.bf, s.locs, prefixBlockLoc, h); err != nil {
 		return err
 	}
-	loc, err := s.bf.append(raw)
+	return s.putLocated(s.bf, s.locs, true, h, raw, raw)
+}
+
+// putLocated appends data (h's block, or its framed undo record) to f and
+// keeps its location in locs for the next flush. On a full disk the record
+// is not lost, and not refused: kvRec goes to the KV as without flat files,
+// whose writes (early, or the next flush) meet the full disk as the store's
+// own writes do — the flush fails with disk-full, pebble and RocksDB stop,
+// bbolt carries on once space is freed.
+func (s *Store) putLocated(f *blockFiles, locs map[wire.Hash][]byte, block bool, h wire.Hash, data, kvRec []byte) error {
+	loc, err := f.append(data)
 	if errors.Is(err, backends.ErrDiskFull) {
-		// Not lost, and not refused: the block goes to the KV as without
-		// block files, whose writes (early, or the next flush) meet the
-		// full disk as the store's own writes do — the flush fails with
-		// disk-full, pebble and RocksDB stop, bbolt carries on once space
-		// is freed.
-		s.locs[h] = locInKV
-		s.setPending(true, h, raw)
+		locs[h] = locInKV
+		s.setPending(block, h, kvRec)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.locs[h] = loc
+	locs[h] = loc
 	return nil
 }
 

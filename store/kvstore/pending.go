@@ -141,12 +141,5 @@ func (s *Store) Block(h wire.Hash) ([]byte, error) {
 // DeleteBlock implements store.Store.
 // A block in the block files only loses its location: its bytes stay.
 func (s *Store) DeleteBlock(h wire.Hash) error {
-	if s.bf != nil {
-		if err := s.dropBlockLoc(h); err != nil {
-			return err
-		}
-		s.locs[h] = nil
-	}
-	s.setPending(true, h, nil)
-	return nil
+	return s.deleteLocated(s.bf, s.locs, prefixBlockLoc, true, h)
 }

@@ -59,7 +59,7 @@ func (s *Store) putUndo(block wire.Hash, d *utxo.Delta) error {
 		s.setPending(false, block, encodeUndo(nil, d))
 		return nil
 	}
-	if err := s.dropUndoLoc(block); err != nil {
+	if err := s.dropLoc(s.uf, s.undoLocs, prefixUndoLoc, block); err != nil {
 		return err
 	}
 	// Encoded straight after its frame, so the append needs no copy.
@@ -67,37 +67,12 @@ func (s *Store) putUndo(block wire.Hash, d *utxo.Delta) error {
 	rec := framed[undoFrameLen:]
 	copy(framed, block[:])
 	binary.LittleEndian.PutUint32(framed[32:], crc32.Checksum(rec, crc32c))
-	loc, err := s.uf.append(framed)
-	if errors.Is(err, backends.ErrDiskFull) {
-		// As a block's (putBlockFile): the record goes to the KV, whose
-		// writes then meet the full disk as the store's own do.
-		s.undoLocs[block] = locInKV
-		s.setPending(false, block, rec)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	s.undoLocs[block] = loc
-	return nil
+	return s.putLocated(s.uf, s.undoLocs, false, block, framed, rec)
 }
 
 // deleteUndo forgets block's undo record, wherever it is.
 func (s *Store) deleteUndo(block wire.Hash) error {
-	if s.uf != nil {
-		if err := s.dropUndoLoc(block); err != nil {
-			return err
-		}
-		s.undoLocs[block] = nil
-	}
-	s.setPending(false, block, nil)
-	return nil
-}
-
-// dropUndoLoc forgets block's undo location, if it has one, in the live
-// counts.
-func (s *Store) dropUndoLoc(block wire.Hash) error {
-	return s.dropLoc(s.uf, s.undoLocs, prefixUndoLoc, block)
+	return s.deleteLocated(s.uf, s.undoLocs, prefixUndoLoc, false, block)
 }
 
 // undoFromFile returns block's undo record when a location for it is
