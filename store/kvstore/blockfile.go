@@ -312,6 +312,26 @@ func (s *Store) storedLoc(locs map[wire.Hash][]byte, prefix byte, h wire.Hash) (
 	return v, err
 }
 
+// readLoc resolves h's location for a read: pending in locs, else stored
+// under prefix. deleted: a pending deletion; loc nil otherwise: none (the
+// record, if any, is in the KV).
+func (s *Store) readLoc(locs map[wire.Hash][]byte, prefix byte, h wire.Hash) (loc []byte, deleted bool, err error) {
+	loc, pending := locs[h]
+	switch {
+	case pending && loc == nil:
+		return nil, true, nil
+	case pending && len(loc) == 0: // locInKV
+		return nil, false, nil
+	case pending:
+		return loc, false, nil
+	}
+	v, err := s.kv.Get(hashKey(prefix, h))
+	if errors.Is(err, backends.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, false, err
+}
+
 // dropLoc forgets h's location (storedLoc), if it has one, in f's live
 // counts.
 func (s *Store) dropLoc(f *blockFiles, locs map[wire.Hash][]byte, prefix byte, h wire.Hash) error {
@@ -373,21 +393,14 @@ var locInKV = []byte{}
 // blockFromFile returns h's block when a location for it is pending or
 // stored (found false: none is).
 func (s *Store) blockFromFile(h wire.Hash) (raw []byte, found bool, err error) {
-	loc, pending := s.locs[h]
+	loc, deleted, err := s.readLoc(s.locs, prefixBlockLoc, h)
 	switch {
-	case pending && loc == nil:
+	case err != nil:
+		return nil, true, err
+	case deleted:
 		return nil, true, store.ErrNoBlock
-	case pending && len(loc) == 0: // locInKV
+	case loc == nil:
 		return nil, false, nil
-	case !pending:
-		v, err := s.kv.Get(hashKey(prefixBlockLoc, h))
-		if errors.Is(err, backends.ErrNotFound) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, true, err
-		}
-		loc = v
 	}
 	if s.bf == nil {
 		return nil, true, fmt.Errorf("kvstore: block %s is in a block file, and the store was opened without them", h)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"utxod/backends"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -78,21 +77,12 @@ func (s *Store) deleteUndo(block wire.Hash) error {
 // undoFromFile returns block's undo record when a location for it is
 // pending or stored (found false: none is, look in the KV).
 func (s *Store) undoFromFile(block wire.Hash) (rec []byte, found bool, err error) {
-	loc, pending := s.undoLocs[block]
+	loc, deleted, err := s.readLoc(s.undoLocs, prefixUndoLoc, block)
 	switch {
-	case pending && loc == nil: // deleted
-		return nil, true, nil
-	case pending && len(loc) == 0: // locInKV
+	case err != nil || deleted:
+		return nil, true, err
+	case loc == nil:
 		return nil, false, nil
-	case !pending:
-		v, err := s.kv.Get(hashKey(prefixUndoLoc, block))
-		if errors.Is(err, backends.ErrNotFound) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, true, err
-		}
-		loc = v
 	}
 	if s.uf == nil {
 		return nil, true, fmt.Errorf("kvstore: block %s: %w", block, errNoUndoFiles)
