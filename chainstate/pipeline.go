@@ -10,14 +10,16 @@ import (
 	"utxod/wire"
 )
 
-// Cross-block pipelining (ProcessStream with StreamConfig.Depth > 0). A
-// block that extends the tip is connected as soon as its non-script rules
-// pass: its coin changes are applied to the cache in block order while its
-// input scripts are still being verified on the validator's workers, so the
-// next block's UTXO work overlaps the previous blocks' signature checks.
+// Pipelining (ProcessStream). A block that extends the tip is connected as
+// soon as its non-script rules pass: its coin changes are applied to the
+// cache in block order while its input scripts are still being verified on
+// the validator's workers. With StreamConfig.Depth 0 the stream then waits
+// for them before it reads the next block, so only the block's own store
+// work overlaps its signatures; with Depth > 0 (cross-block pipelining) the
+// next blocks' UTXO work does too.
 //
 // The whole feature hangs on Chainstate.pipe, non-nil only inside a
-// pipelined stream: connect hands blocks to connectDeferred, and
+// stream: connect hands blocks to connectDeferred, and
 // processLocked settles the pending blocks before any block that does not
 // extend the tip. Nothing optimistic is ever visible: the stream holds the
 // chainstate's lock while blocks are pending, and every pending block is
@@ -35,10 +37,12 @@ import (
 
 // StreamConfig configures ProcessStream.
 type StreamConfig struct {
-	// Depth is the most blocks whose scripts may be pending at once; 1
-	// already overlaps one block's scripts with the next block's connect.
-	// Zero (or negative) turns pipelining off: every block is verified
-	// before the next is read, as ProcessBlock does.
+	// Depth is the most blocks whose scripts may be pending at once while
+	// the next block is read; 1 already overlaps one block's scripts with
+	// the next block's connect. Zero (or negative) turns cross-block
+	// pipelining off: every block is verified before the next is read, as
+	// ProcessBlock does (its coin changes applied while its scripts run,
+	// and undone if they fail).
 	Depth int
 	// StopHeight stops reading once the active chain reaches it
 	// (negative: read to the end).
@@ -169,10 +173,11 @@ type streamOut struct {
 func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, tag int64, err error), emit func(Outcome) bool) error {
 	cs.mu.Lock()
 	defer cs.unlock()
-	pl := &pipeline{depth: cfg.Depth, seq: -1}
-	if cfg.Depth > 0 {
-		cs.pipe = pl
-	}
+	// Even unpipelined (depth 0), a block's coin changes are applied while
+	// its scripts finish, so that both cores stay busy; the block is
+	// settled before the next one is read.
+	pl := &pipeline{depth: max(cfg.Depth, 0), seq: -1}
+	cs.pipe = pl
 	defer func() { cs.pipe = nil }()
 	fetch, stopFetch := cs.fetcher(cfg, next)
 	defer stopFetch()

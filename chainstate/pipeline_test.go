@@ -200,9 +200,10 @@ func brokenChain(t *testing.T) (raws, broken [][]byte, k int, badTx wire.Hash) {
 	return raws, broken, k, badTx
 }
 
-// TestStreamDepthZeroIsSynchronous: Depth 0 means no pipelining, even with
-// a block whose scripts are slow and fail: nothing is rolled back and every
-// verdict is ProcessBlock's, the descendants' included.
+// TestStreamDepthZeroIsSynchronous: Depth 0 means no cross-block
+// pipelining, even with a block whose scripts are slow and fail: the block
+// is undone alone (no later block was connected on it, none is rolled
+// back) and every verdict is ProcessBlock's, the descendants' included.
 func TestStreamDepthZeroIsSynchronous(t *testing.T) {
 	_, broken, _, badTx := brokenChain(t)
 	p := params.RegTest()

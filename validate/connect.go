@@ -149,7 +149,7 @@ func (v *Validator) ConnectBlockWith(b *wire.Block, prev *BlockNode, view utxo.V
 	return d, check, nil
 }
 
-func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View, ownPrevouts, skipScripts bool) (*utxo.Delta, *ScriptCheck, error) {
+func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View, ownPrevouts, skipScripts bool) (_ *utxo.Delta, _ *ScriptCheck, err error) {
 	if prev == nil {
 		return &utxo.Delta{}, v.startScripts(nil, 0), nil
 	}
@@ -191,9 +191,20 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 
 	var fees int64
 	var sigopCost int64
-	var jobs []scriptJob
+	// The scripts start on the other workers as each transaction's inputs
+	// are found, as Core's ConnectBlock feeds its check queue.
+	var check *ScriptCheck
+	var owned []byte // a deferred check's copies of the prevout scripts
 	if !skipScripts {
-		jobs = make([]scriptJob, 0, len(b.Txs))
+		check = v.newScriptCheck(len(b.Txs)-1, nIn, flags)
+		defer func() {
+			if err != nil {
+				check.abandon() // its workers may read the view until then
+			}
+		}()
+		if ownPrevouts {
+			owned = make([]byte, 0, nIn*25) // a P2PKH script each, grown if need be
+		}
 	}
 	for i := range b.Txs {
 		tx := &b.Txs[i]
@@ -253,8 +264,11 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 		}
 		if !coinbase {
 			// Core: `if (!tx.IsCoinBase() && fScriptChecks)` CheckInputScripts.
-			if !skipScripts {
-				jobs = append(jobs, scriptJob{tx: tx, prevouts: prevouts})
+			if check != nil {
+				if ownPrevouts {
+					owned = ownScripts(owned, prevouts)
+				}
+				check.add(tx, prevouts)
 			}
 			for j := range tx.Inputs {
 				in := &tx.Inputs[j]
@@ -289,10 +303,12 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	if cbOut > reward {
 		return nil, nil, ruleErr("bad-cb-amount", "coinbase pays too much (actual=%d vs limit=%d)", cbOut, reward)
 	}
-	if ownPrevouts {
-		ownScripts(jobs)
+	if check == nil {
+		check = v.newScriptCheck(0, 0, 0) // sealed, done
+	} else {
+		check.seal()
 	}
-	return ov.finish(), v.startScripts(jobs, flags), nil
+	return ov.finish(), check, nil
 }
 
 // overlayMaps are the created and spent maps of one block's overlay,
@@ -365,22 +381,15 @@ func sequenceLocksOK(tx *wire.Tx, coins []utxo.Coin, prev *BlockNode) bool {
 	return minHeight < int64(height) && minTime < prev.MedianTimePast()
 }
 
-// ownScripts copies the prevout scripts of jobs that live outside the
-// block (in the coin view's memory, which changes as later blocks connect)
-// into one buffer owned by the check.
-func ownScripts(jobs []scriptJob) {
-	n := 0
-	for _, j := range jobs {
-		for _, p := range j.prevouts {
-			n += len(p.Script)
-		}
+// ownScripts appends the scripts of prevouts, which may live in the coin
+// view's memory (it changes as later blocks connect), to buf and points
+// prevouts at the copies. Earlier copies stay where they are when buf
+// grows: workers may be reading them.
+func ownScripts(buf []byte, prevouts []wire.TxOut) []byte {
+	for i := range prevouts {
+		s := prevouts[i].Script
+		buf = append(buf, s...)
+		prevouts[i].Script = buf[len(buf)-len(s) : len(buf) : len(buf)]
 	}
-	buf := make([]byte, 0, n)
-	for _, j := range jobs {
-		for i := range j.prevouts {
-			s := j.prevouts[i].Script
-			buf = append(buf, s...)
-			j.prevouts[i].Script = buf[len(buf)-len(s) : len(buf) : len(buf)]
-		}
-	}
+	return buf
 }

@@ -635,6 +635,21 @@ func TestRejectMissingOrSpent(t *testing.T) {
 		tpl.AddTx(a, b)
 		e.accept(finishRaw(tpl))
 	})
+	t.Run("after a transaction whose script fails", func(t *testing.T) {
+		// The failing input is already on the workers when the missing one
+		// is found; Core's ConnectBlock returns at the missing input
+		// (CheckTxInputs) and discards its queued script checks.
+		e := newEnv(t)
+		bad := e.spendCB(2, 1000)
+		bad.TxIn[0].Witness = btcwire.TxWitness{{1}}
+		missing := blockgen.Spend([]btcwire.OutPoint{{Hash: chainhash.Hash{1, 2, 3}, Index: 0}}, blockgen.Out(1, blockgen.OpTrue))
+		tpl := withFee(e.template(), 1000)
+		tpl.AddTx(bad, missing)
+		e.reject(finishRaw(tpl), "bad-txns-inputs-missingorspent")
+		tpl = withFee(e.template(), 1000)
+		tpl.AddTx(bad)
+		e.reject(finishRaw(tpl), "block-script-verify-flag-failed (Witness provided for non-witness script)")
+	})
 	t.Run("OP_RETURN output", func(t *testing.T) {
 		e := newEnv(t)
 		op, prev := e.fundOut(4)

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,52 +23,71 @@ type scriptJob struct {
 
 type scriptTask struct{ job, input int32 }
 
+// noFailure is firstFail while no input has failed.
+const noFailure = math.MaxInt64
+
 // ScriptCheck is the script verification of one block's inputs, running on
-// the validator's workers (Core's CCheckQueue). The block's other rules have
-// already passed when it exists; Wait gives the verdict. The transactions
-// and prevouts it reads must stay unchanged until Wait returns: a deferred
+// the validator's workers (Core's CCheckQueue). The transactions and
+// prevouts it reads must stay unchanged until Wait returns: a deferred
 // check owns copies of the prevout scripts (see ConnectBlockDeferred).
+//
+// Inputs are added while the block connects, a transaction at a time, and
+// the workers verify them as they come, as Core's ConnectBlock hands each
+// transaction's checks to its CCheckQueueControl: the block's other rules
+// run on one core while its signatures start on the other. Wait, after
+// seal, gives the verdict; a block refused by another rule abandons its
+// check.
 //
 // Checks of consecutive blocks share one pool of v.Workers slots, handed
 // out first come first served, so an older block's inputs run before a
 // newer block's while the caller connects the next block (cross-block
 // pipelining).
 type ScriptCheck struct {
-	v         *Validator
-	jobs      []scriptJob
-	tasks     []scriptTask
-	flags     script.Flags
+	v     *Validator
+	flags script.Flags
+	// jobs and tasks have their final length from the start: workers read
+	// the published prefix (tasks[:avail]) while add writes beyond it, at
+	// nJobs and nTasks (the adder's alone).
+	jobs          []scriptJob
+	tasks         []scriptTask
+	nJobs, nTasks int
 	verifiers []script.TxVerifier
 	prepErr   []error
 	once      []sync.Once
 	errs      []error
 
+	avail     atomic.Int64 // tasks published
+	sealed    atomic.Bool  // no more tasks: avail is final
 	next      atomic.Int64 // next task to claim
-	finished  atomic.Int64 // tasks claimed and run (or skipped)
-	firstFail atomic.Int64 // lowest failing task; -1 once cancelled
+	finished  atomic.Int64 // published tasks claimed and run (or skipped)
+	firstFail atomic.Int64 // lowest failing task; noFailure; -1 once cancelled
+	closed    atomic.Bool
 	done      chan struct{}
+
+	// A worker that has claimed a task not yet published waits on cond.
+	mu      sync.Mutex
+	cond    sync.Cond
+	waiters atomic.Int32
 }
 
-// startScripts queues the inputs of jobs and returns at once.
-func (v *Validator) startScripts(jobs []scriptJob, flags script.Flags) *ScriptCheck {
-	c := &ScriptCheck{v: v, jobs: jobs, flags: flags, done: make(chan struct{})}
-	for j := range jobs {
-		for i := range jobs[j].tx.Inputs {
-			c.tasks = append(c.tasks, scriptTask{int32(j), int32(i)})
-		}
-	}
-	n := len(c.tasks)
-	c.firstFail.Store(int64(n))
-	if n == 0 {
-		close(c.done)
+// newScriptCheck returns an open check for up to maxJobs transactions and
+// maxTasks inputs, its workers started; add fills it and seal closes it.
+func (v *Validator) newScriptCheck(maxJobs, maxTasks int, flags script.Flags) *ScriptCheck {
+	c := &ScriptCheck{v: v, flags: flags, done: make(chan struct{})}
+	c.cond.L = &c.mu
+	c.firstFail.Store(noFailure)
+	if maxTasks == 0 {
+		c.seal()
 		return c
 	}
-	c.verifiers = make([]script.TxVerifier, len(jobs))
-	c.prepErr = make([]error, len(jobs))
-	c.once = make([]sync.Once, len(jobs))
-	c.errs = make([]error, n)
+	c.jobs = make([]scriptJob, maxJobs)
+	c.tasks = make([]scriptTask, maxTasks)
+	c.verifiers = make([]script.TxVerifier, maxJobs)
+	c.prepErr = make([]error, maxJobs)
+	c.once = make([]sync.Once, maxJobs)
+	c.errs = make([]error, maxTasks)
 	sem := v.slots()
-	for w := min(cap(sem), n); w > 0; w-- { // none with one worker: Wait does it all
+	for w := min(cap(sem), maxTasks); w > 0; w-- { // none with one worker: Wait does it all
 		go func() {
 			sem <- struct{}{} // channel senders queue FIFO: older blocks first
 			c.work()
@@ -75,6 +95,91 @@ func (v *Validator) startScripts(jobs []scriptJob, flags script.Flags) *ScriptCh
 		}()
 	}
 	return c
+}
+
+// startScripts queues the inputs of jobs and returns at once.
+func (v *Validator) startScripts(jobs []scriptJob, flags script.Flags) *ScriptCheck {
+	n := 0
+	for _, j := range jobs {
+		n += len(j.tx.Inputs)
+	}
+	c := v.newScriptCheck(len(jobs), n, flags)
+	for _, j := range jobs {
+		c.add(j.tx, j.prevouts)
+	}
+	c.seal()
+	return c
+}
+
+// add publishes the inputs of tx, spending prevouts, to the workers. Only
+// the goroutine that connects the block calls it, before seal; the jobs and
+// inputs together must fit the capacities given to newScriptCheck.
+func (c *ScriptCheck) add(tx *wire.Tx, prevouts []wire.TxOut) {
+	j := c.nJobs
+	c.jobs[j] = scriptJob{tx: tx, prevouts: prevouts}
+	c.nJobs++
+	for i := range tx.Inputs {
+		c.tasks[c.nTasks] = scriptTask{int32(j), int32(i)}
+		c.nTasks++
+	}
+	c.publish(int64(c.nTasks))
+}
+
+// seal says no input will be added: the check finishes once the published
+// ones have run.
+func (c *ScriptCheck) seal() {
+	c.sealed.Store(true)
+	c.wake()
+	if c.finished.Load() == c.avail.Load() {
+		c.closeDone()
+	}
+}
+
+// abandon seals and cancels the check and waits until no worker runs one
+// of its inputs, so that the caller may change what they read.
+func (c *ScriptCheck) abandon() {
+	c.seal()
+	c.Cancel()
+	_ = c.Wait()
+}
+
+func (c *ScriptCheck) publish(n int64) {
+	c.avail.Store(n)
+	c.wake()
+}
+
+// wake rouses the workers waiting for tasks. A waiter counts itself before
+// it reads avail and sealed, and those are stored before waiters is read
+// here, so either it sees the new state or it is woken.
+func (c *ScriptCheck) wake() {
+	if c.waiters.Load() == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+// published waits until task k is published (true) or the check is sealed
+// without it (false).
+func (c *ScriptCheck) published(k int64) bool {
+	if k < c.avail.Load() {
+		return true
+	}
+	c.mu.Lock()
+	c.waiters.Add(1)
+	for k >= c.avail.Load() && !c.sealed.Load() {
+		c.cond.Wait()
+	}
+	c.waiters.Add(-1)
+	c.mu.Unlock()
+	return k < c.avail.Load()
+}
+
+func (c *ScriptCheck) closeDone() {
+	if c.closed.CompareAndSwap(false, true) {
+		close(c.done)
+	}
 }
 
 // slots is the background-worker semaphore shared by every check of v:
@@ -92,17 +197,19 @@ func (v *Validator) slots() chan struct{} {
 // later inputs are skipped (Core's CCheckQueue stops at the first failure;
 // the reported one is the first in block order).
 func (c *ScriptCheck) work() {
-	n := int64(len(c.tasks))
+	limit := int64(len(c.tasks))
 	for {
 		k := c.next.Add(1) - 1
-		if k >= n {
+		if k >= limit || !c.published(k) {
 			return
 		}
 		if k < c.firstFail.Load() {
 			c.run(k)
 		}
-		if c.finished.Add(1) == n {
-			close(c.done)
+		// The seal's store comes before its read of finished, this add
+		// before this read of sealed: whichever is last closes done.
+		if f := c.finished.Add(1); c.sealed.Load() && f == c.avail.Load() {
+			c.closeDone()
 		}
 	}
 }
@@ -129,7 +236,8 @@ func (c *ScriptCheck) run(k int64) {
 	}
 }
 
-// Done is closed once every input has been verified or skipped.
+// Done is closed once the check is sealed and every input has been
+// verified or skipped.
 func (c *ScriptCheck) Done() <-chan struct{} { return c.done }
 
 // Cancel skips the inputs not yet started; Wait then reports
@@ -137,7 +245,7 @@ func (c *ScriptCheck) Done() <-chan struct{} { return c.done }
 func (c *ScriptCheck) Cancel() {
 	for {
 		cur := c.firstFail.Load()
-		if cur < int64(len(c.tasks)) || c.firstFail.CompareAndSwap(cur, -1) {
+		if cur != noFailure || c.firstFail.CompareAndSwap(cur, -1) {
 			return
 		}
 	}
@@ -145,7 +253,7 @@ func (c *ScriptCheck) Cancel() {
 
 // Wait verifies the inputs no worker has claimed yet, waits for the rest
 // and returns the first failing input's error in block order (a
-// *RuleError with Core's reason), or nil.
+// *RuleError with Core's reason), or nil. The check must be sealed.
 func (c *ScriptCheck) Wait() error {
 	c.work()
 	<-c.done
@@ -153,7 +261,7 @@ func (c *ScriptCheck) Wait() error {
 	if k < 0 {
 		return ErrCheckCancelled
 	}
-	if k >= int64(len(c.tasks)) {
+	if k == noFailure {
 		return nil
 	}
 	t := c.tasks[k]

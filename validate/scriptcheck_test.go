@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"utxod/script"
 	"utxod/wire"
@@ -98,5 +99,94 @@ func TestScriptCheckCancelAndPipeline(t *testing.T) {
 	}
 	if err := empty.Wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// gateEngine blocks every verification until release is closed, and counts
+// the verifications started and running.
+type gateEngine struct {
+	release          chan struct{}
+	started, running *atomic.Int64
+}
+
+func (e gateEngine) Name() string { return "gate" }
+
+func (e gateEngine) Prepare(*wire.Tx, []wire.TxOut) (script.TxVerifier, error) { return e, nil }
+
+func (e gateEngine) VerifyInput(int, script.Flags) error {
+	e.started.Add(1)
+	e.running.Add(1)
+	defer e.running.Add(-1)
+	<-e.release
+	return nil
+}
+
+// TestScriptCheckStreams: the workers verify a transaction's inputs as soon
+// as it is added, before the check is sealed (Core's ConnectBlock feeds its
+// check queue the same way), and Wait after seal covers every input.
+func TestScriptCheckStreams(t *testing.T) {
+	var calls atomic.Int64
+	v := &Validator{Engine: failEngine{calls: &calls}, Workers: 2}
+	jobs := checkJobs(4, 3)
+	c := v.newScriptCheck(len(jobs), 12, 0)
+	for i, j := range jobs {
+		c.add(j.tx, j.prevouts)
+		deadline := time.Now().Add(10 * time.Second)
+		for calls.Load() < int64(3*(i+1)) {
+			if time.Now().After(deadline) {
+				t.Fatalf("transaction %d's inputs not verified while the check is open (%d verifications)", i, calls.Load())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	select {
+	case <-c.Done():
+		t.Fatal("done before it was sealed")
+	default:
+	}
+	c.seal()
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 12 {
+		t.Fatalf("%d verifications for 4×3 inputs", n)
+	}
+}
+
+// TestScriptCheckAbandon: a block refused by another rule abandons its
+// check part-way; abandon returns only once no worker runs one of its
+// inputs (they may read the coin view until then), and nothing starts
+// after it.
+func TestScriptCheckAbandon(t *testing.T) {
+	var started, running atomic.Int64
+	e := gateEngine{release: make(chan struct{}), started: &started, running: &running}
+	v := &Validator{Engine: e, Workers: 2}
+	jobs := checkJobs(5, 2)
+	c := v.newScriptCheck(len(jobs), 10, 0)
+	c.add(jobs[0].tx, jobs[0].prevouts)
+	c.add(jobs[1].tx, jobs[1].prevouts)
+	for started.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	returned := make(chan struct{})
+	go func() {
+		c.abandon()
+		close(returned)
+	}()
+	select {
+	case <-returned:
+		t.Fatal("abandon returned while a verification was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(e.release)
+	<-returned
+	if n := running.Load(); n != 0 {
+		t.Fatalf("%d verifications still running after abandon", n)
+	}
+	if n := started.Load(); n != 1 {
+		t.Fatalf("%d verifications started; only the one running at abandon should have", n)
+	}
+	if err := c.Wait(); !errors.Is(err, ErrCheckCancelled) {
+		t.Fatalf("abandoned check: %v", err)
 	}
 }
