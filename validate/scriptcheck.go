@@ -51,10 +51,10 @@ type ScriptCheck struct {
 	jobs          []scriptJob
 	tasks         []scriptTask
 	nJobs, nTasks int
-	verifiers []script.TxVerifier
-	prepErr   []error
-	once      []sync.Once
-	errs      []error
+	verifiers     []script.TxVerifier
+	prepErr       []error
+	once          []sync.Once
+	errs          []error
 
 	avail     atomic.Int64 // tasks published
 	sealed    atomic.Bool  // no more tasks: avail is final
