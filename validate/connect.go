@@ -151,7 +151,7 @@ func (v *Validator) ConnectBlockWith(b *wire.Block, prev *BlockNode, view utxo.V
 
 func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View, ownPrevouts, skipScripts bool) (_ *utxo.Delta, _ *ScriptCheck, err error) {
 	if prev == nil {
-		return &utxo.Delta{}, v.startScripts(nil, 0), nil
+		return &utxo.Delta{}, v.newScriptCheck(0, 0, 0), nil
 	}
 	p := v.Params
 	height := prev.Height + 1

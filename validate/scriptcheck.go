@@ -72,6 +72,7 @@ type ScriptCheck struct {
 
 // newScriptCheck returns an open check for up to maxJobs transactions and
 // maxTasks inputs, its workers started; add fills it and seal closes it.
+// With maxTasks 0 it is sealed and done at once.
 func (v *Validator) newScriptCheck(maxJobs, maxTasks int, flags script.Flags) *ScriptCheck {
 	c := &ScriptCheck{v: v, flags: flags, done: make(chan struct{})}
 	c.cond.L = &c.mu
@@ -97,20 +98,6 @@ func (v *Validator) newScriptCheck(maxJobs, maxTasks int, flags script.Flags) *S
 	return c
 }
 
-// startScripts queues the inputs of jobs and returns at once.
-func (v *Validator) startScripts(jobs []scriptJob, flags script.Flags) *ScriptCheck {
-	n := 0
-	for _, j := range jobs {
-		n += len(j.tx.Inputs)
-	}
-	c := v.newScriptCheck(len(jobs), n, flags)
-	for _, j := range jobs {
-		c.add(j.tx, j.prevouts)
-	}
-	c.seal()
-	return c
-}
-
 // add publishes the inputs of tx, spending prevouts, to the workers. Only
 // the goroutine that connects the block calls it, before seal; the jobs and
 // inputs together must fit the capacities given to newScriptCheck.
@@ -122,7 +109,8 @@ func (c *ScriptCheck) add(tx *wire.Tx, prevouts []wire.TxOut) {
 		c.tasks[c.nTasks] = scriptTask{int32(j), int32(i)}
 		c.nTasks++
 	}
-	c.publish(int64(c.nTasks))
+	c.avail.Store(int64(c.nTasks))
+	c.wake()
 }
 
 // seal says no input will be added: the check finishes once the published
@@ -141,11 +129,6 @@ func (c *ScriptCheck) abandon() {
 	c.seal()
 	c.Cancel()
 	_ = c.Wait()
-}
-
-func (c *ScriptCheck) publish(n int64) {
-	c.avail.Store(n)
-	c.wake()
 }
 
 // wake rouses the workers waiting for tasks. A waiter counts itself before

@@ -36,6 +36,20 @@ func (v failVerifier) VerifyInput(i int, _ script.Flags) error {
 	return nil
 }
 
+// startScripts queues the inputs of jobs in one sealed check.
+func (v *Validator) startScripts(jobs []scriptJob, flags script.Flags) *ScriptCheck {
+	n := 0
+	for _, j := range jobs {
+		n += len(j.tx.Inputs)
+	}
+	c := v.newScriptCheck(len(jobs), n, flags)
+	for _, j := range jobs {
+		c.add(j.tx, j.prevouts)
+	}
+	c.seal()
+	return c
+}
+
 func checkJobs(txs, inputs int) []scriptJob {
 	jobs := make([]scriptJob, txs)
 	for t := range jobs {
