@@ -41,8 +41,8 @@ type StreamConfig struct {
 	// the next block is read; 1 already overlaps one block's scripts with
 	// the next block's connect. Zero (or negative) turns cross-block
 	// pipelining off: every block is verified before the next is read, as
-	// ProcessBlock does (its coin changes applied while its scripts run,
-	// and undone if they fail).
+	// with ProcessBlock, though its coin changes are applied while its
+	// scripts run (and undone if they fail).
 	Depth int
 	// StopHeight stops reading once the active chain reaches it
 	// (negative: read to the end).
