@@ -56,7 +56,18 @@ type StreamConfig struct {
 	// (calls stay sequential), and ProcessStream waits for the call in
 	// flight before it returns.
 	Prefetch int
+	// AssumedPrefetch is Prefetch while the blocks connect without their
+	// scripts (assume-valid): the reading goroutine stops for good, its
+	// blocks read ahead kept, once a block's scripts are verified. With
+	// every script verified both cores verify signatures and reading
+	// ahead only costs (gates prefetch1-default-s11 and
+	// prefetch1-default-full-s11 in docs/benchmarks/gate). Ignored when
+	// Prefetch is set.
+	AssumedPrefetch int
 }
+
+// DefaultAssumedPrefetch is the import's StreamConfig.AssumedPrefetch.
+const DefaultAssumedPrefetch = 1
 
 // fetched is one block of a stream: next's answer and, when prefetched,
 // its parse and CheckBlock verdict.
@@ -90,24 +101,26 @@ func (cs *Chainstate) fetchNext(next func() ([]byte, int64, error), prefetch boo
 }
 
 // fetcher returns the stream's source of blocks and a stop function that
-// ends the reading goroutine, if any, and waits for it.
-func (cs *Chainstate) fetcher(cfg StreamConfig, next func() ([]byte, int64, error)) (func() fetched, func()) {
-	if cfg.Prefetch <= 0 {
-		return func() fetched { return cs.fetchNext(next, false) }, func() {}
+// ends the reading goroutine, if any, waits for it and returns the blocks
+// it read that were not fetched yet, in order.
+func (cs *Chainstate) fetcher(depth int, next func() ([]byte, int64, error)) (func() fetched, func() []fetched) {
+	if depth <= 0 {
+		return func() fetched { return cs.fetchNext(next, false) }, func() []fetched { return nil }
 	}
-	ch := make(chan fetched, cfg.Prefetch)
+	ch := make(chan fetched, depth)
 	done := make(chan struct{})
 	go func() {
 		defer close(ch)
 		for {
 			f := cs.fetchNext(next, true)
-			select {
-			case ch <- f:
-			case <-done:
-				return
-			}
+			ch <- f // stop receives it if the stream does not
 			if f.err != nil {
 				return
+			}
+			select {
+			case <-done:
+				return
+			default:
 			}
 		}
 	}()
@@ -117,12 +130,28 @@ func (cs *Chainstate) fetcher(cfg StreamConfig, next func() ([]byte, int64, erro
 		}
 		return fetched{err: io.EOF}
 	}
-	stop := func() {
+	stop := func() []fetched {
 		close(done)
-		for range ch {
+		var left []fetched
+		for f := range ch {
+			left = append(left, f)
 		}
+		return left
 	}
 	return get, stop
+}
+
+// syncFetcher fetches the blocks of left, then reads on the calling
+// goroutine.
+func (cs *Chainstate) syncFetcher(left []fetched, next func() ([]byte, int64, error)) func() fetched {
+	return func() fetched {
+		if len(left) > 0 {
+			f := left[0]
+			left = left[1:]
+			return f
+		}
+		return cs.fetchNext(next, false)
+	}
 }
 
 // Outcome is the verdict on one block of a stream, in stream order.
@@ -152,6 +181,8 @@ type pipeline struct {
 	base    int         // outs[0]'s sequence number
 	seq     int         // sequence number of the block being submitted, -1 if none
 	hash    wire.Hash   // its hash
+	// verified: a block connected with its scripts checked.
+	verified bool
 }
 
 type streamOut struct {
@@ -179,8 +210,12 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 	pl := &pipeline{depth: max(cfg.Depth, 0), seq: -1}
 	cs.pipe = pl
 	defer func() { cs.pipe = nil }()
-	fetch, stopFetch := cs.fetcher(cfg, next)
-	defer stopFetch()
+	depth, untilVerified := cfg.Prefetch, false
+	if depth <= 0 && cfg.AssumedPrefetch > 0 {
+		depth, untilVerified = cfg.AssumedPrefetch, true
+	}
+	fetch, stopFetch := cs.fetcher(depth, next)
+	defer func() { stopFetch() }()
 	stopped := false
 	deliver := func() {
 		for _, so := range pl.ready() {
@@ -222,6 +257,10 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 			cs.drain()
 			deliver()
 			return perr
+		}
+		if untilVerified && pl.verified {
+			fetch = cs.syncFetcher(stopFetch(), next)
+			stopFetch, untilVerified = func() []fetched { return nil }, false
 		}
 		// Resolve finished checks without blocking, and the oldest ones
 		// while too many are pending.
@@ -308,6 +347,7 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 		return err
 	}
 	pl := cs.pipe
+	pl.verified = pl.verified || !skipScripts
 	out := -1
 	if pl.seq >= 0 && pl.hash == node.Hash {
 		out = pl.seq

@@ -427,3 +427,79 @@ func TestStreamPrefetchStopsReading(t *testing.T) {
 		t.Fatal("a call of next in flight after ProcessStream returned")
 	}
 }
+
+// TestStreamAssumedPrefetch: with AssumedPrefetch the reading goroutine
+// reads ahead while blocks connect without their scripts and stops for
+// good at the first block whose scripts are verified, without losing or
+// reordering the blocks it had read: every block connects, to the digests
+// of a one-by-one run, and after the switch a block is read only once the
+// previous one's verdict is out.
+func TestStreamAssumedPrefetch(t *testing.T) {
+	ch := avFixture(t, "sig")
+	av := validate.AssumeValid{Block: ch.nodes[avTip].Hash}
+	raws := make([][]byte, 0, avTip)
+	for _, n := range ch.nodes[1:] {
+		raws = append(raws, n.Raw)
+	}
+	newCS := func() *Chainstate {
+		cs := newAV(t, store.NewMem(), av)
+		hs := headersOf(t, ch.nodes[1:])
+		if hr := cs.AcceptHeaders(hs); hr.Added != len(hs) {
+			t.Fatalf("headers: %+v", hr)
+		}
+		return cs
+	}
+	ref := newCS()
+	for i, raw := range raws {
+		if _, err := ref.ProcessBlock(raw); err != nil {
+			t.Fatalf("block %d: %v", i+1, err)
+		}
+	}
+	cs := newCS()
+	// Block i (height i+1) is read by call i of next; emitted[i] says
+	// whether its verdict was out when call i+1 began.
+	var emitted atomic.Int64 // verdicts out
+	ahead := make([]bool, len(raws)+1)
+	i := 0
+	err := cs.ProcessStream(StreamConfig{StopHeight: -1, AssumedPrefetch: 1}, func() ([]byte, int64, error) {
+		if i > 0 {
+			ahead[i-1] = emitted.Load() < int64(i)
+		}
+		if i == len(raws) {
+			return nil, 0, io.EOF
+		}
+		i++
+		return raws[i-1], int64(i - 1), nil
+	}, func(o Outcome) bool {
+		if o.Err != nil {
+			t.Errorf("block %d: %v", o.Tag+1, o.Err)
+			return false
+		}
+		if h := o.Result.Height; h > avBad-30 && h < avBad+30 {
+			time.Sleep(time.Millisecond) // let a reading goroutine get ahead
+		}
+		emitted.Add(1)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := digestJSON(t, cs), digestJSON(t, ref); got != want || cs.Tip().Height != avTip {
+		t.Fatalf("tip %d, stream:\n%s\none by one:\n%s", cs.Tip().Height, got, want)
+	}
+	readAhead := 0
+	for h := avBad - 29; h < avBad; h++ {
+		if ahead[h-1] {
+			readAhead++
+		}
+	}
+	if readAhead == 0 {
+		t.Fatal("no block read ahead while scripts were assumed valid")
+	}
+	// Block avBad+1 is the first verified; the reader may hold one more.
+	for h := avBad + 3; h < avBad+30; h++ {
+		if ahead[h-1] {
+			t.Fatalf("block %d read before block %d's verdict, after scripts were verified", h+1, h)
+		}
+	}
+}
