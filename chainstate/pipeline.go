@@ -60,13 +60,13 @@ type StreamConfig struct {
 	// scripts (assume-valid): the reading goroutine stops for good, its
 	// blocks read ahead kept, once a block's scripts are verified. With
 	// every script verified both cores verify signatures and reading
-	// ahead only costs (gates prefetch1-default-s11 and
-	// prefetch1-default-full-s11 in docs/benchmarks/gate). Ignored when
-	// Prefetch is set.
+	// ahead only costs (gate prefetch1-default-full-s11 in
+	// docs/benchmarks/gate). Ignored when Prefetch is set.
 	AssumedPrefetch int
 }
 
-// DefaultAssumedPrefetch is the import's StreamConfig.AssumedPrefetch.
+// DefaultAssumedPrefetch is the import's StreamConfig.AssumedPrefetch
+// with --prefetch -1 (opt-in: gates assumed-prefetch-s11 and -s11b).
 const DefaultAssumedPrefetch = 1
 
 // fetched is one block of a stream: next's answer and, when prefetched,
