@@ -456,8 +456,8 @@ func TestStreamAssumedPrefetch(t *testing.T) {
 		}
 	}
 	cs := newCS()
-	// Block i (height i+1) is read by call i of next; emitted[i] says
-	// whether its verdict was out when call i+1 began.
+	// Call i of next reads raws[i] (height i+1); ahead[i] says that
+	// raws[i+1] was read before the verdict on raws[i] was out.
 	var emitted atomic.Int64 // verdicts out
 	ahead := make([]bool, len(raws)+1)
 	i := 0

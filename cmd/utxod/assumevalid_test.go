@@ -91,6 +91,7 @@ func TestImportAssumeValid(t *testing.T) {
 		{"regtest default: none", nil, "", 1, nil, evalFalse},
 		{"min chain work not met", []string{"--assume-valid", tip.String(), "--min-chain-work", new(big.Int).Add(bestWork, big.NewInt(1)).Text(16)}, "", 1, nil, evalFalse},
 		{"bad hash", []string{"--assume-valid", "xyz"}, "", 2, nil, "--assume-valid"},
+		{"bad prefetch", []string{"--prefetch", "-2"}, "", 2, nil, "--prefetch must be"},
 		{"bad work", []string{"--assume-valid", tip.String(), "--min-chain-work", "0xzz"}, "", 2, nil, "--min-chain-work"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -68,6 +68,10 @@ Flags:`)
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
+	if *prefetch < -1 {
+		fmt.Fprintf(stderr, "utxod import: --prefetch must be -1 (read ahead while scripts are assumed valid), 0 (off) or a number of blocks, got %d\n", *prefetch)
+		return 2
+	}
 	if err := checkHashType(*hashType); err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
