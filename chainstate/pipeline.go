@@ -105,7 +105,7 @@ func (cs *Chainstate) fetchNext(next func() ([]byte, int64, error), prefetch boo
 // it read that were not fetched yet, in order.
 func (cs *Chainstate) fetcher(depth int, next func() ([]byte, int64, error)) (func() fetched, func() []fetched) {
 	if depth <= 0 {
-		return func() fetched { return cs.fetchNext(next, false) }, func() []fetched { return nil }
+		return cs.syncFetcher(nil, next), noFetcher
 	}
 	ch := make(chan fetched, depth)
 	done := make(chan struct{})
@@ -140,6 +140,9 @@ func (cs *Chainstate) fetcher(depth int, next func() ([]byte, int64, error)) (fu
 	}
 	return get, stop
 }
+
+// noFetcher is the stop function of a stream without a reading goroutine.
+func noFetcher() []fetched { return nil }
 
 // syncFetcher fetches the blocks of left, then reads on the calling
 // goroutine.
@@ -260,7 +263,7 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 		}
 		if untilVerified && pl.verified {
 			fetch = cs.syncFetcher(stopFetch(), next)
-			stopFetch, untilVerified = func() []fetched { return nil }, false
+			stopFetch, untilVerified = noFetcher, false
 		}
 		// Resolve finished checks without blocking, and the oldest ones
 		// while too many are pending.
