@@ -596,6 +596,7 @@ func (cs *Chainstate) connect(node *validate.BlockNode) error {
 	if cs.pipe != nil {
 		return cs.connectDeferred(b, node, skip)
 	}
+	cs.warm(b)
 	d, _, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, validate.ConnectOptions{SkipScripts: skip})
 	if err != nil {
 		return err

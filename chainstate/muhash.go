@@ -97,17 +97,39 @@ func (l *lazyMuHash) addTx(a addedTx) {
 	l.nAdded++
 }
 
-// allAdded yields the added list in order.
-func (l *lazyMuHash) allAdded() iter.Seq[addedTx] {
-	return func(yield func(addedTx) bool) {
+// allAdded yields the added list in order, with each entry's position.
+func (l *lazyMuHash) allAdded() iter.Seq2[int, addedTx] {
+	return func(yield func(int, addedTx) bool) {
+		i := 0
 		for _, chunk := range l.added {
 			for _, a := range chunk {
-				if !yield(a) {
+				if !yield(i, a) {
 					return
 				}
+				i++
 			}
 		}
 	}
+}
+
+// warmBatch is the number of added transactions materialize has the set
+// warm at a time (utxo.Warmer): their slots and records stay cached until
+// they are read.
+const warmBatch = 1024
+
+// appendAddedTxids appends the txids of up to n entries of the added list
+// from position i.
+func (l *lazyMuHash) appendAddedTxids(dst []wire.Hash, i, n int) []wire.Hash {
+	for c := i / addedChunk; c < len(l.added) && n > 0; c++ {
+		for _, a := range l.added[c][max(i-c*addedChunk, 0):] {
+			if n == 0 {
+				break
+			}
+			dst = append(dst, a.txid)
+			n--
+		}
+	}
+	return dst
 }
 
 // window says how the changes since the last materialisation are kept:
@@ -379,9 +401,15 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	// made again after it was spent) is read once.
 	if l.nAdded > 0 {
 		txv, _ := set.(utxo.TxCoinsView)
+		warmer, _ := set.(utxo.Warmer)
 		seen := make(map[wire.Hash]struct{})
 		var coins []utxo.IndexedCoin
-		for a := range l.allAdded() {
+		var batch []wire.Hash
+		for i, a := range l.allAdded() {
+			if warmer != nil && i%warmBatch == 0 {
+				batch = l.appendAddedTxids(batch[:0], i, warmBatch)
+				warmer.WarmTxids(batch)
+			}
 			if _, dup := seen[a.txid]; dup {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -326,6 +327,14 @@ func (pl *pipeline) ready() []Outcome {
 	return out
 }
 
+// warm has the store ready the coin lookups of b's connect, when it can
+// (utxo.Warmer).
+func (cs *Chainstate) warm(b *wire.Block) {
+	if w, ok := cs.store.(utxo.Warmer); ok {
+		w.Warm(b)
+	}
+}
+
 // connectDeferred is connect with node's scripts left verifying: the delta
 // is applied now, and node is marked connected when its check passes
 // (resolve). Another rule's failure may stem from a pending ancestor (a
@@ -333,6 +342,7 @@ func (pl *pipeline) ready() []Outcome {
 // first, and if one failed node is merely its descendant.
 func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, skipScripts bool) error {
 	opts := validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts}
+	cs.warm(b)
 	d, check, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, opts)
 	if err != nil {
 		var re *validate.RuleError

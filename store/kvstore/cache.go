@@ -11,17 +11,11 @@ import (
 	"utxod/wire"
 )
 
-// cacheEntryOverhead estimates the memory one cached txid costs besides its
-// record bytes: its slot in a pointer-free Swiss-table map (32-byte key,
-// 8-byte packed entry, a control byte; 41 bytes at 100 % load, tables run
-// between 7/16 and 7/8 full).
-const cacheEntryOverhead = 60
-
 // cacheEntry is one cached txid packed in 64 bits: bit 0 dirty (the store
 // must be updated at the next flush), bit 1 on disk (the store holds a
 // record for the txid as of the last load or flush), bits 2–23 the record
 // length (0: no unspent output), bits 24–63 its location in the arena.
-// With records out of the map and pointers out of both, the garbage
+// With records out of the table and pointers out of both, the garbage
 // collector never scans the cache and no record is a heap object of its own.
 type cacheEntry uint64
 
@@ -102,7 +96,7 @@ func (a *arena) get(e cacheEntry) []byte {
 // then drops or cleans them.
 type coinCache struct {
 	kv      backends.KV
-	entries map[wire.Hash]cacheEntry
+	entries txidTable
 	// complete: every coin record of the store is in entries (the store
 	// had none when the cache started and nothing was evicted since), so a
 	// miss means the txid has no unspent output and the store is not read,
@@ -120,10 +114,12 @@ type coinCache struct {
 	// next call.
 	txScripts []byte
 	key       [33]byte
+	// warmSink keeps warm's reads from being optimised away.
+	warmSink uint64
 }
 
 func newCoinCache(kv backends.KV) coinCache {
-	return coinCache{kv: kv, entries: make(map[wire.Hash]cacheEntry), arena: newArena()}
+	return coinCache{kv: kv, entries: newTxidTable(), arena: newArena()}
 }
 
 // coinKey returns txid's key in a buffer reused by the next call.
@@ -135,7 +131,7 @@ func (c *coinCache) coinKey(txid wire.Hash) []byte {
 
 // load returns the cache entry of txid, reading it from the store on a miss.
 func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
-	if e, ok := c.entries[txid]; ok {
+	if e, ok := c.entries.get(&txid); ok {
 		return e, nil
 	}
 	if c.complete {
@@ -161,7 +157,7 @@ func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
 		}
 		e = packEntry(c.arena.put(v), len(v), entryOnDisk)
 	}
-	c.entries[txid] = e
+	c.entries.set(&txid, e)
 	return e, nil
 }
 
@@ -172,13 +168,13 @@ func (c *coinCache) setRecord(txid wire.Hash, e cacheEntry, rec []byte) error {
 	c.arena.dead += int64(e.len())
 	switch {
 	case len(rec) == 0 && e&entryOnDisk == 0:
-		delete(c.entries, txid)
+		c.entries.delete(&txid)
 	case len(rec) == 0:
-		c.entries[txid] = packEntry(0, 0, entryOnDisk|entryDirty)
+		c.entries.set(&txid, packEntry(0, 0, entryOnDisk|entryDirty))
 	case len(rec) > entryMaxLen:
 		return fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(rec))
 	default:
-		c.entries[txid] = packEntry(c.arena.put(rec), len(rec), e&entryOnDisk|entryDirty)
+		c.entries.set(&txid, packEntry(c.arena.put(rec), len(rec), e&entryOnDisk|entryDirty))
 	}
 	return nil
 }
@@ -196,11 +192,12 @@ func (c *coinCache) maybeCompact() {
 		return
 	}
 	a := newArena()
-	for h, e := range c.entries {
+	c.entries.update(func(_ *wire.Hash, e cacheEntry) (cacheEntry, bool) {
 		if n := e.len(); n > 0 {
-			c.entries[h] = packEntry(a.put(c.arena.get(e)), n, e.flags())
+			e = packEntry(a.put(c.arena.get(e)), n, e.flags())
 		}
-	}
+		return e, true
+	})
 	c.arena = a
 }
 
@@ -330,24 +327,24 @@ func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.En
 	return nil
 }
 
-// bytes is the cache's estimated size: map slots plus the arena's consumed
-// bytes (replaced records included until a compaction).
+// bytes is the cache's estimated size: the table's slots plus the arena's
+// consumed bytes (replaced records included until a compaction).
 func (c *coinCache) bytes() int64 {
-	return int64(len(c.entries))*cacheEntryOverhead + c.arena.used
+	return c.entries.bytes() + c.arena.used
 }
 
 // dirty returns the txids a flush must write, in key order, and the bytes
 // of their keys and records.
 func (c *coinCache) dirty() (txids []wire.Hash, size int) {
 	n := 0
-	for _, e := range c.entries {
+	for _, e := range c.entries.all() {
 		if e&entryDirty != 0 {
 			size += 33 + e.len()
 			n++
 		}
 	}
 	txids = make([]wire.Hash, 0, n)
-	for txid, e := range c.entries {
+	for txid, e := range c.entries.all() {
 		if e&entryDirty != 0 {
 			txids = append(txids, txid)
 		}
@@ -365,19 +362,61 @@ func (c *coinCache) retire(budget int64) {
 		c.reset()
 		return
 	}
-	for txid, e := range c.entries {
+	c.entries.update(func(_ *wire.Hash, e cacheEntry) (cacheEntry, bool) {
 		if e.len() == 0 {
-			delete(c.entries, txid)
-		} else if e&entryDirty != 0 {
-			c.entries[txid] = e&^entryDirty | entryOnDisk
+			return 0, false
 		}
-	}
+		return e&^entryDirty | entryOnDisk, true
+	})
 	c.maybeCompact()
 }
 
-// reset drops every entry (a new map: clear would keep the table's memory).
+// reset drops every entry (a new table: the old one's memory goes).
 func (c *coinCache) reset() {
-	c.entries = make(map[wire.Hash]cacheEntry)
+	c.entries = newTxidTable()
 	c.arena = newArena()
 	c.complete = false
+}
+
+// warm readies the lookups of b's connect: first the home slots of the
+// txids its inputs spend from and of its own txids (Core's BIP30 check asks
+// for them), one independent load each so that their cache misses
+// overlap; then, with the slots cached, the first line of each record
+// found. It reads nothing from the store and changes nothing.
+func (c *coinCache) warm(b *wire.Block) {
+	var acc uint64
+	for i := range b.Txs {
+		tx := &b.Txs[i]
+		if i > 0 {
+			for j := range tx.Inputs {
+				acc += c.entries.peek(&tx.Inputs[j].PrevHash)
+			}
+		}
+		acc += c.entries.peek(&tx.TxID)
+	}
+	var first byte
+	for i := 1; i < len(b.Txs); i++ {
+		tx := &b.Txs[i]
+		for j := range tx.Inputs {
+			if e, ok := c.entries.get(&tx.Inputs[j].PrevHash); ok && e.len() > 0 {
+				first += c.arena.get(e)[0]
+			}
+		}
+	}
+	c.warmSink += acc + uint64(first)
+}
+
+// warmTxids is warm for a list of txids.
+func (c *coinCache) warmTxids(txids []wire.Hash) {
+	var acc uint64
+	for i := range txids {
+		acc += c.entries.peek(&txids[i])
+	}
+	var first byte
+	for i := range txids {
+		if e, ok := c.entries.get(&txids[i]); ok && e.len() > 0 {
+			first += c.arena.get(e)[0]
+		}
+	}
+	c.warmSink += acc + uint64(first)
 }

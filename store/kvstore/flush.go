@@ -121,7 +121,7 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 	// Coins in key order: txids are random, and bbolt applies a batch key
 	// by key to its B+tree (docs/benchmarks/storage.md).
 	for _, txid := range dirty {
-		if e := s.coins.entries[txid]; e.len() == 0 {
+		if e, _ := s.coins.entries.get(&txid); e.len() == 0 {
 			b.Delete(s.coins.coinKey(txid))
 		} else {
 			b.Put(s.coins.coinKey(txid), s.coins.arena.get(e))

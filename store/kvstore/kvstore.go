@@ -85,7 +85,7 @@ func (s *Store) SetMinFree(bytes uint64) { s.minFree, s.w.minFree = bytes, bytes
 // Store, before use). It stays so until a flush over budget empties the
 // cache; then misses read the store again.
 func (s *Store) TrustCacheMisses() (bool, error) {
-	if len(s.coins.entries) > 0 {
+	if s.coins.entries.len() > 0 {
 		return false, nil
 	}
 	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixCoins}))
@@ -247,4 +247,20 @@ func (s *Store) Close() error {
 		errs = append(errs, s.uf.close())
 	}
 	return errors.Join(errs...)
+}
+
+// Warm implements utxo.Warmer: the cache entries and the first bytes of the
+// records b's inputs spend, and the entries of b's txids.
+func (s *Store) Warm(b *wire.Block) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.coins.warm(b)
+}
+
+// WarmTxids implements utxo.Warmer: the cache entries and the first bytes
+// of the records of txids.
+func (s *Store) WarmTxids(txids []wire.Hash) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.coins.warmTxids(txids)
 }
