@@ -82,6 +82,51 @@ func tableOps(t *testing.T, data []byte) {
 	}
 }
 
+// TestTxidTableSplits runs random operations on enough keys to split
+// segments and double the directory, some keys sharing their first word
+// (the directory index and the home slot's input) with others.
+func TestTxidTableSplits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	tab := newTxidTable()
+	model := map[wire.Hash]cacheEntry{}
+	var keys []wire.Hash
+	for round := range 6 {
+		for range 20000 {
+			var k wire.Hash
+			if len(keys) > 0 && rng.IntN(8) == 0 {
+				k = keys[rng.IntN(len(keys))] // same first word, another txid
+				k[31]++
+			} else {
+				for j := 0; j < 32; j += 8 {
+					binary.LittleEndian.PutUint64(k[j:], rng.Uint64())
+				}
+			}
+			keys = append(keys, k)
+			e := cacheEntry(rng.Uint32()) << 2
+			tab.set(&k, e)
+			model[k] = e
+		}
+		for range 8000 {
+			k := keys[rng.IntN(len(keys))]
+			tab.delete(&k)
+			delete(model, k)
+		}
+		checkTable(t, &tab)
+		if tab.len() != len(model) {
+			t.Fatalf("round %d: len %d, model %d", round, tab.len(), len(model))
+		}
+		for _, k := range keys {
+			e, ok := tab.get(&k)
+			if me, mok := model[k]; ok != mok || e != me {
+				t.Fatalf("round %d: (%v, %v), model (%v, %v)", round, e, ok, me, mok)
+			}
+		}
+	}
+	if tab.depth < 4 {
+		t.Fatalf("directory depth %d: the test did not split much", tab.depth)
+	}
+}
+
 func TestTxidTableModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 12))
 	for range 200 {
@@ -122,8 +167,57 @@ func TestTxidTableGrow(t *testing.T) {
 			t.Fatalf("key %d: (%v, %v)", i, e, ok)
 		}
 	}
-	if 10*tab.len() > 7*len(tab.slots) {
-		t.Fatalf("%d entries in %d slots", tab.len(), len(tab.slots))
+	checkTable(t, &tab)
+	tab.update(func(k *wire.Hash, e cacheEntry) (cacheEntry, bool) { return e, k[1]&1 == 0 })
+	checkTable(t, &tab)
+	for i := range keys {
+		_, ok := tab.get(&keys[i])
+		if want := i%2 == 1 && keys[i][1]&1 == 0; ok != want {
+			t.Fatalf("after update: key %d found %v, want %v", i, ok, want)
+		}
+	}
+}
+
+// checkTable checks the table's structure: each segment fills the aligned
+// run of directory entries its depth says, holds only keys of that run,
+// each reachable from its home, and the counts add up.
+func checkTable(t *testing.T, tab *txidTable) {
+	t.Helper()
+	n, segs := 0, 0
+	for i := 0; i < len(tab.dir); {
+		s := tab.dir[i]
+		span := 1 << (tab.depth - s.depth)
+		if i%span != 0 {
+			t.Fatalf("segment of depth %d at directory entry %d", s.depth, i)
+		}
+		for j := i; j < i+span; j++ {
+			if tab.dir[j] != s {
+				t.Fatalf("directory entries %d..%d: entry %d is another segment", i, i+span, j)
+			}
+		}
+		m := 0
+		for j := range s.slots {
+			sl := &s.slots[j]
+			if sl.val == 0 {
+				continue
+			}
+			m++
+			if got, _ := tab.seg(&sl.key); got != s {
+				t.Fatalf("key %x in the wrong segment", sl.key[:8])
+			}
+			if e, ok := tab.get(&sl.key); !ok || uint64(e)|slotUsed != sl.val {
+				t.Fatalf("key %x not reachable from its home", sl.key[:8])
+			}
+		}
+		if m != s.n || m > segMax {
+			t.Fatalf("segment holds %d entries, counts %d (most %d)", m, s.n, segMax)
+		}
+		n += m
+		segs++
+		i += span
+	}
+	if n != tab.len() || segs != tab.nSeg {
+		t.Fatalf("%d entries in %d segments; the table counts %d in %d", n, segs, tab.len(), tab.nSeg)
 	}
 }
 
