@@ -19,8 +19,12 @@ import (
 // (extendible hashing, as the Go map's tables are): a full segment splits
 // in two, and the table never reallocates more than one segment at a
 // time, so growing it adds no transient memory of the table's size. A
-// segment is probed linearly, and deletion shifts entries back (Knuth's
-// Algorithm R), so no tombstone is left behind.
+// segment is probed linearly with Robin Hood insertion (Celis 1986): an
+// entry farther from its home takes the slot of one nearer to its own, so
+// a run is ordered by home and a lookup of an absent txid stops as soon
+// as it meets an entry nearer home than itself; that lets segments fill
+// to 7/8 like the Go map's groups. Deletion shifts the rest of the run
+// back one slot, so no tombstone is left behind.
 //
 // The directory index and the slot in a segment are the top bits of the
 // txid's first word times random odd multipliers, a universal hash
@@ -59,13 +63,12 @@ const (
 	segBits  = 12
 	segSlots = 1 << segBits // 160 KiB of slots
 	segMask  = segSlots - 1
-	// segMax is the most entries a segment holds before it splits, 8/10
-	// of its slots. A split leaves two at 4/10, so segments average about
-	// 0.55 full, the Go map's memory per entry; at 7/10 full validation
-	// peaked 4–8 MB higher than with the map (session 12). An unsuccessful
-	// lookup (a new txid's BIP30 check) probes from 2 slots just after a
-	// split to 13 before the next, read in order.
-	segMax = segSlots * 8 / 10
+	// segMax is the most entries a segment holds before it splits, 7/8
+	// of its slots, the Go map's bound: a split leaves two at 7/16, so
+	// segments average about 0.65 full. Linear probing without Robin Hood
+	// at 7/10 peaked 4–8 MB higher than the map in full validation, and
+	// at 8/10 about 4 MB (gates txid-table-full-s12, -s12b).
+	segMax = segSlots * 7 / 8
 
 	txSlotBytes = 40
 )
@@ -103,14 +106,56 @@ func (t *txidTable) get(k *wire.Hash) (cacheEntry, bool) {
 		return 0, false
 	}
 	s, i := t.seg(k)
-	for ; ; i = (i + 1) & segMask {
+	for d := uint64(0); ; d++ {
 		sl := &s.slots[i]
-		if sl.val == 0 {
+		if sl.val == 0 || t.dist(sl, i) < d {
 			return 0, false
 		}
 		if sl.key == *k {
 			return cacheEntry(sl.val &^ slotUsed), true
 		}
+		i = (i + 1) & segMask
+	}
+}
+
+// dist is how far slot i, holding sl, is from sl's home.
+func (t *txidTable) dist(sl *txSlot, i uint64) uint64 {
+	return (i - t.home(&sl.key)) & segMask
+}
+
+// find returns k's slot in s, or where its probe stopped: found reports
+// which, and d is the probe distance there.
+func (t *txidTable) find(s *txSeg, k *wire.Hash) (i, d uint64, found bool) {
+	i = t.home(k)
+	for ; ; d++ {
+		sl := &s.slots[i]
+		if sl.val == 0 || t.dist(sl, i) < d {
+			return i, d, false
+		}
+		if sl.key == *k {
+			return i, d, true
+		}
+		i = (i + 1) & segMask
+	}
+}
+
+// insert puts sl, whose key s does not hold, in s at slot i, d from its
+// home, moving the entries nearer their homes one slot on (s must have a
+// free slot).
+func (t *txidTable) insert(s *txSeg, sl txSlot, i, d uint64) {
+	for {
+		cur := &s.slots[i]
+		if cur.val == 0 {
+			*cur = sl
+			s.n++
+			return
+		}
+		if cd := t.dist(cur, i); cd < d {
+			sl, *cur = *cur, sl
+			d = cd
+		}
+		i = (i + 1) & segMask
+		d++
 	}
 }
 
@@ -121,20 +166,14 @@ func (t *txidTable) set(k *wire.Hash, e cacheEntry) {
 		t.nSeg = 1
 	}
 	for {
-		s, i := t.seg(k)
-		for ; ; i = (i + 1) & segMask {
-			sl := &s.slots[i]
-			if sl.val == 0 {
-				break
-			}
-			if sl.key == *k {
-				sl.val = uint64(e) | slotUsed
-				return
-			}
+		s, _ := t.seg(k)
+		i, d, found := t.find(s, k)
+		if found {
+			s.slots[i].val = uint64(e) | slotUsed
+			return
 		}
 		if s.n < segMax {
-			s.slots[i] = txSlot{key: *k, val: uint64(e) | slotUsed}
-			s.n++
+			t.insert(s, txSlot{key: *k, val: uint64(e) | slotUsed}, i, d)
 			t.n++
 			return
 		}
@@ -174,12 +213,8 @@ func (t *txidTable) split(k *wire.Hash, s *txSeg) {
 		if binary.LittleEndian.Uint64(sl.key[:8])*t.mDir>>bit&1 == 1 {
 			d = hi
 		}
-		j := t.home(&sl.key)
-		for d.slots[j].val != 0 {
-			j = (j + 1) & segMask
-		}
-		d.slots[j] = *sl
-		d.n++
+		j, dist, _ := t.find(d, &sl.key)
+		t.insert(d, *sl, j, dist)
 	}
 	// s filled 1<<(depth−s.depth+1) directory entries in a row; hi takes
 	// the second half.
@@ -196,34 +231,25 @@ func (t *txidTable) delete(k *wire.Hash) {
 	if t.n == 0 {
 		return
 	}
-	s, i := t.seg(k)
-	for ; ; i = (i + 1) & segMask {
-		sl := &s.slots[i]
-		if sl.val == 0 {
-			return
-		}
-		if sl.key == *k {
-			t.removeAt(s, i)
-			return
-		}
+	s, _ := t.seg(k)
+	if i, _, found := t.find(s, k); found {
+		t.removeAt(s, i)
 	}
 }
 
-// removeAt empties slot i of s and moves back each later entry of its run
-// whose probe sequence passes through the hole, so every entry stays
-// reachable from its home without tombstones. Entries only move to
-// earlier slots of the run.
+// removeAt empties slot i of s and moves the rest of its run back one
+// slot, up to an empty slot or an entry at its home, so the run stays
+// ordered by home and no tombstone is left. Entries only move to earlier
+// slots of the run.
 func (t *txidTable) removeAt(s *txSeg, i uint64) {
-	for j := (i + 1) & segMask; ; j = (j + 1) & segMask {
+	for {
+		j := (i + 1) & segMask
 		sl := &s.slots[j]
-		if sl.val == 0 {
+		if sl.val == 0 || t.dist(sl, j) == 0 {
 			break
 		}
-		// sl may fill the hole when its home is not cyclically in (i, j].
-		if (j-t.home(&sl.key))&segMask >= (j-i)&segMask {
-			s.slots[i] = *sl
-			i = j
-		}
+		s.slots[i] = *sl
+		i = j
 	}
 	s.slots[i] = txSlot{}
 	s.n--

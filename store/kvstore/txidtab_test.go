@@ -208,6 +208,14 @@ func checkTable(t *testing.T, tab *txidTable) {
 			if e, ok := tab.get(&sl.key); !ok || uint64(e)|slotUsed != sl.val {
 				t.Fatalf("key %x not reachable from its home", sl.key[:8])
 			}
+			// Robin Hood order: an entry is at most one slot farther from
+			// its home than the one before it, and at its home after an
+			// empty slot.
+			prev := &s.slots[(j-1)&segMask]
+			d := tab.dist(sl, uint64(j))
+			if prev.val == 0 && d != 0 || prev.val != 0 && d > tab.dist(prev, uint64(j-1)&segMask)+1 {
+				t.Fatalf("slot %d: %d from home after a slot %d from home", j, d, tab.dist(prev, uint64(j-1)&segMask))
+			}
 		}
 		if m != s.n || m > segMax {
 			t.Fatalf("segment holds %d entries, counts %d (most %d)", m, s.n, segMax)
