@@ -97,16 +97,17 @@ func (l *lazyMuHash) addTx(a addedTx) {
 	l.nAdded++
 }
 
-// allAdded yields the added list in order, with each entry's position.
-func (l *lazyMuHash) allAdded() iter.Seq2[int, addedTx] {
-	return func(yield func(int, addedTx) bool) {
-		i := 0
+// addedParts yields the added list in order, in slices of at most n
+// entries.
+func (l *lazyMuHash) addedParts(n int) iter.Seq[[]addedTx] {
+	return func(yield func([]addedTx) bool) {
 		for _, chunk := range l.added {
-			for _, a := range chunk {
-				if !yield(i, a) {
+			for len(chunk) > 0 {
+				part := chunk[:min(n, len(chunk))]
+				chunk = chunk[len(part):]
+				if !yield(part) {
 					return
 				}
-				i++
 			}
 		}
 	}
@@ -116,21 +117,6 @@ func (l *lazyMuHash) allAdded() iter.Seq2[int, addedTx] {
 // warm at a time (utxo.Warmer): their slots and records stay cached until
 // they are read.
 const warmBatch = 1024
-
-// appendAddedTxids appends the txids of up to n entries of the added list
-// from position i.
-func (l *lazyMuHash) appendAddedTxids(dst []wire.Hash, i, n int) []wire.Hash {
-	for c := i / addedChunk; c < len(l.added) && n > 0; c++ {
-		for _, a := range l.added[c][max(i-c*addedChunk, 0):] {
-			if n == 0 {
-				break
-			}
-			dst = append(dst, a.txid)
-			n--
-		}
-	}
-	return dst
-}
 
 // window says how the changes since the last materialisation are kept:
 // open once a change is recorded; byHeight, coins created above height were
@@ -405,37 +391,42 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 		seen := make(map[wire.Hash]struct{})
 		var coins []utxo.IndexedCoin
 		var batch []wire.Hash
-		for i, a := range l.allAdded() {
-			if warmer != nil && i%warmBatch == 0 {
-				batch = l.appendAddedTxids(batch[:0], i, warmBatch)
+		for part := range l.addedParts(warmBatch) {
+			if warmer != nil {
+				batch = batch[:0]
+				for _, a := range part {
+					batch = append(batch, a.txid)
+				}
 				warmer.WarmTxids(batch)
 			}
-			if _, dup := seen[a.txid]; dup {
-				continue
-			}
-			coins = coins[:0]
-			if txv != nil {
-				var err error
-				if coins, err = txv.AppendTxCoins(coins, a.txid); err != nil {
-					return fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
+			for _, a := range part {
+				if _, dup := seen[a.txid]; dup {
+					continue
 				}
-			} else {
-				for i := range a.n {
-					c, found, err := set.Coin(utxo.Outpoint{Hash: a.txid, Index: i})
-					if err != nil {
-						return fmt.Errorf("chainstate: muhash: read back %s:%d: %w", a.txid, i, err)
+				coins = coins[:0]
+				if txv != nil {
+					var err error
+					if coins, err = txv.AppendTxCoins(coins, a.txid); err != nil {
+						return fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
 					}
-					if found {
-						coins = append(coins, utxo.IndexedCoin{Index: i, Coin: c})
+				} else {
+					for i := range a.n {
+						c, found, err := set.Coin(utxo.Outpoint{Hash: a.txid, Index: i})
+						if err != nil {
+							return fmt.Errorf("chainstate: muhash: read back %s:%d: %w", a.txid, i, err)
+						}
+						if found {
+							coins = append(coins, utxo.IndexedCoin{Index: i, Coin: c})
+						}
 					}
 				}
-			}
-			if len(coins) == 0 {
-				continue
-			}
-			seen[a.txid] = struct{}{}
-			for _, c := range coins {
-				ins = append(ins, sers.add(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
+				if len(coins) == 0 {
+					continue
+				}
+				seen[a.txid] = struct{}{}
+				for _, c := range coins {
+					ins = append(ins, sers.add(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
+				}
 			}
 		}
 	}

@@ -394,16 +394,13 @@ func (c *coinCache) warm(b *wire.Block) {
 		}
 		acc += c.entries.peek(&tx.TxID)
 	}
-	var first byte
 	for i := 1; i < len(b.Txs); i++ {
 		tx := &b.Txs[i]
 		for j := range tx.Inputs {
-			if e, ok := c.entries.get(&tx.Inputs[j].PrevHash); ok && e.len() > 0 {
-				first += c.arena.get(e)[0]
-			}
+			acc += c.recordByte(&tx.Inputs[j].PrevHash)
 		}
 	}
-	c.warmSink += acc + uint64(first)
+	c.warmSink += acc
 }
 
 // warmTxids is warm for a list of txids.
@@ -412,11 +409,17 @@ func (c *coinCache) warmTxids(txids []wire.Hash) {
 	for i := range txids {
 		acc += c.entries.peek(&txids[i])
 	}
-	var first byte
 	for i := range txids {
-		if e, ok := c.entries.get(&txids[i]); ok && e.len() > 0 {
-			first += c.arena.get(e)[0]
-		}
+		acc += c.recordByte(&txids[i])
 	}
-	c.warmSink += acc + uint64(first)
+	c.warmSink += acc
+}
+
+// recordByte returns the first byte of txid's cached record (0 when there
+// is none): the load that brings the record's first line in.
+func (c *coinCache) recordByte(txid *wire.Hash) uint64 {
+	if e, ok := c.entries.get(txid); ok && e.len() > 0 {
+		return uint64(c.arena.get(e)[0])
+	}
+	return 0
 }
