@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -27,14 +26,6 @@ import (
 // that durable, the file is deleted (as Core's pruning deletes whole blk
 // files), so the files hold about the blocks the chainstate keeps.
 //
-// Appends are written behind (writeBehindBytes): append queues the bytes
-// and returns their location at once, and a goroutine writes the queue, so
-// the connecting goroutine does not wait on the kernel's copy into the page
-// cache. Reads find queued bytes in memory; sync, close and prune write the
-// queue first. A write that fails (a full disk) makes later appends fail
-// until takeFailed hands the failed ones to the Store, which keeps them in
-// the KV, as it does the record of an append that fails at once.
-//
 // append and sync run on the Store's owner; read may run concurrently with
 // them (Block under the chainstate's read lock).
 type blockFiles struct {
@@ -50,48 +41,7 @@ type blockFiles struct {
 	live map[uint32]int
 	// writeAt is (*os.File).WriteAt; tests replace it to meet a full disk.
 	writeAt func(h *os.File, b []byte, off int64) (int, error)
-
-	// Write-behind state, under mu.
-	queue    []queuedWrite // appended, not yet taken by a writer
-	queued   int           // bytes in queue
-	inflight []queuedWrite // being written by the writer goroutine
-	writing  bool          // the writer goroutine runs
-	idle     sync.Cond     // broadcast after each batch the writer writes, and when it stops
-	failed   []queuedWrite // writes that failed, until takeFailed
-	werr     error         // their error; appends fail with it meanwhile
 }
-
-// queuedWrite is one appended record waiting to be written.
-type queuedWrite struct {
-	file uint32
-	off  int64
-	b    []byte    // the caller's, kept (PutBlock's contract) or owned
-	h    wire.Hash // the block it belongs to
-}
-
-// loc is the encoded location of w.
-func (w *queuedWrite) loc() []byte {
-	return encodeLoc(w.file, w.off, len(w.b))
-}
-
-func encodeLoc(file uint32, off int64, n int) []byte {
-	loc := make([]byte, blockLocLen)
-	binary.LittleEndian.PutUint32(loc, file)
-	binary.LittleEndian.PutUint64(loc[4:], uint64(off))
-	binary.LittleEndian.PutUint32(loc[12:], uint32(n))
-	return loc
-}
-
-// writeBehindBytes is how many queued bytes start the writer goroutine (a
-// variable for tests). Queued records stay live until written, and the
-// garbage collector's heap goal doubles them: 1 MiB measured +10 MiB of
-// peak RSS, 256 KiB none (docs/benchmarks/nonsig.md, session 9).
-var writeBehindBytes = 256 << 10
-
-// writeBehindMax times writeBehindBytes is the most queued behind a running
-// writer: append waits beyond it, so a disk slower than the connect holds the queue (and
-// memory) bounded instead of the other way round.
-const writeBehindMax = 8
 
 // blockFileMax is the size past which a new file is started (Core's
 // MAX_BLOCKFILE_SIZE; a variable for tests).
@@ -133,7 +83,6 @@ func openFlatFiles(dir, prefix string) (*blockFiles, error) {
 		return nil, err
 	}
 	f := &blockFiles{dir: dir, prefix: prefix, files: map[uint32]*os.File{}, dirty: map[uint32]bool{}, live: map[uint32]int{}}
-	f.idle.L = &f.mu
 	for n := range names {
 		f.cur = max(f.cur, n)
 	}
@@ -176,138 +125,34 @@ func blockFileErr(op string, err error) error {
 	return fmt.Errorf("kvstore: %s: %w", op, err)
 }
 
-// append queues raw (the record of block h) for the end of the current
-// file (starting a new one past blockFileMax) and returns its encoded
-// location. raw must not be modified afterwards.
-func (f *blockFiles) append(h wire.Hash, raw []byte) ([]byte, error) {
+// append writes raw at the end of the current file (starting a new one past
+// blockFileMax) and returns its encoded location.
+func (f *blockFiles) append(raw []byte) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for f.writing && f.queued >= writeBehindMax*writeBehindBytes {
-		f.idle.Wait() // the writer broadcasts after each batch
-	}
-	if f.werr != nil {
-		return nil, f.werr
-	}
 	if f.size > 0 && f.size+int64(len(raw)) > blockFileMax {
 		f.cur++
 		f.size = 0
 	}
-	if _, err := f.file(f.cur); err != nil {
+	h, err := f.file(f.cur)
+	if err != nil {
 		return nil, err
 	}
-	w := queuedWrite{file: f.cur, off: f.size, b: raw, h: h}
-	f.queue = append(f.queue, w)
-	f.queued += len(raw)
-	f.size += int64(len(raw))
-	f.dirty[f.cur] = true
-	f.live[f.cur]++
-	if f.queued >= writeBehindBytes && !f.writing {
-		f.writing = true
-		go f.writeBehind()
-	}
-	return w.loc(), nil
-}
-
-// writeBehind is the writer goroutine: it writes the queue until it is
-// empty or a write fails.
-func (f *blockFiles) writeBehind() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for len(f.queue) > 0 && f.werr == nil {
-		batch := f.queue
-		f.queue, f.queued, f.inflight = nil, 0, batch
-		write, handles := f.writer(batch)
-		f.mu.Unlock()
-		i, err := writeAll(write, handles, batch)
-		f.mu.Lock()
-		f.inflight = nil
-		if err != nil {
-			f.fail(batch, i, err)
-		}
-		f.idle.Broadcast()
-	}
-	f.writing = false
-	f.idle.Broadcast()
-}
-
-// writer returns the write function and the file of each write of batch.
-// Callers hold mu.
-func (f *blockFiles) writer(batch []queuedWrite) (func(*os.File, []byte, int64) (int, error), []*os.File) {
 	write := (*os.File).WriteAt
 	if f.writeAt != nil {
 		write = f.writeAt
 	}
-	handles := make([]*os.File, len(batch))
-	for i, w := range batch {
-		handles[i] = f.files[w.file] // opened by append, closed only after a drain
+	if _, err := write(h, raw, f.size); err != nil {
+		return nil, blockFileErr("append to "+f.name(f.cur), err)
 	}
-	return write, handles
-}
-
-// writeAll writes batch in order and returns the index of the first write
-// that failed, with its error.
-func writeAll(write func(*os.File, []byte, int64) (int, error), handles []*os.File, batch []queuedWrite) (int, error) {
-	for i, w := range batch {
-		if _, err := write(handles[i], w.b, w.off); err != nil {
-			return i, err
-		}
-	}
-	return len(batch), nil
-}
-
-// fail records that batch[i:] and everything still queued were not
-// written. Callers hold mu.
-func (f *blockFiles) fail(batch []queuedWrite, i int, err error) {
-	w := batch[i]
-	f.werr = blockFileErr("append to "+f.name(w.file), err)
-	f.failed = append(append(f.failed, batch[i:]...), f.queue...)
-	f.queue, f.queued = nil, 0
-}
-
-// drainLocked waits for the writer goroutine and writes what is still
-// queued. Callers hold mu.
-func (f *blockFiles) drainLocked() {
-	for f.writing {
-		f.idle.Wait()
-	}
-	if len(f.queue) > 0 && f.werr == nil {
-		batch := f.queue
-		f.queue, f.queued = nil, 0
-		write, handles := f.writer(batch)
-		if i, err := writeAll(write, handles, batch); err != nil {
-			f.fail(batch, i, err)
-		}
-	}
-}
-
-// takeFailed writes the queue and returns the writes that failed since the
-// last call, with their error (nil if none failed); their locations are no
-// longer counted, and appends work again.
-func (f *blockFiles) takeFailed() ([]queuedWrite, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.drainLocked()
-	failed, err := f.failed, f.werr
-	f.failed, f.werr = nil, nil
-	for _, w := range failed {
-		if f.live[w.file] > 0 {
-			f.live[w.file]--
-		}
-	}
-	return failed, err
-}
-
-// queuedAt returns a copy of the queued, in-flight or failed bytes at loc
-// (nil: none; they are in the file). Callers hold mu.
-func (f *blockFiles) queuedAt(n uint32, off int64, size int) []byte {
-	for _, list := range [][]queuedWrite{f.queue, f.inflight, f.failed} {
-		for _, w := range list {
-			if w.file == n && w.off == off && len(w.b) == size {
-				return bytes.Clone(w.b)
-			}
-		}
-	}
-	return nil
+	loc := make([]byte, blockLocLen)
+	binary.LittleEndian.PutUint32(loc, f.cur)
+	binary.LittleEndian.PutUint64(loc[4:], uint64(f.size))
+	binary.LittleEndian.PutUint32(loc[12:], uint32(len(raw)))
+	f.size += int64(len(raw))
+	f.dirty[f.cur] = true
+	f.live[f.cur]++
+	return loc, nil
 }
 
 // drop forgets one location pointing into loc's file.
@@ -328,7 +173,6 @@ func (f *blockFiles) drop(loc []byte) {
 func (f *blockFiles) prune() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.drainLocked()
 	names, err := numbered(f.dir, f.prefix)
 	if err != nil {
 		return err
@@ -375,10 +219,6 @@ func (f *blockFiles) readAt(loc []byte) (raw []byte, where string, err error) {
 	size := binary.LittleEndian.Uint32(loc[12:])
 	where = fmt.Sprintf("%s at %d", f.name(n), off)
 	f.mu.Lock()
-	if b := f.queuedAt(n, int64(off), int(size)); b != nil {
-		f.mu.Unlock()
-		return b, where, nil
-	}
 	file, err := f.file(n)
 	f.mu.Unlock()
 	if err != nil {
@@ -397,10 +237,6 @@ var errBadBlockFile = errors.New("bytes are not the block (damaged block file)")
 func (f *blockFiles) sync() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.drainLocked()
-	if f.werr != nil {
-		return f.werr
-	}
 	for n := range f.dirty {
 		if err := f.files[n].Sync(); err != nil {
 			return blockFileErr("sync "+f.name(n), err)
@@ -413,7 +249,6 @@ func (f *blockFiles) sync() error {
 func (f *blockFiles) close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.drainLocked()
 	var errs []error
 	for n, h := range f.files {
 		errs = append(errs, h.Close())
@@ -538,7 +373,7 @@ func (s *Store) putBlockFile(h wire.Hash, raw []byte) error {
 // own writes do — the flush fails with disk-full, pebble and RocksDB stop,
 // bbolt carries on once space is freed.
 func (s *Store) putLocated(f *blockFiles, locs map[wire.Hash][]byte, block bool, h wire.Hash, data, kvRec []byte) error {
-	loc, err := f.append(h, data)
+	loc, err := f.append(data)
 	if errors.Is(err, backends.ErrDiskFull) {
 		locs[h] = locInKV
 		s.setPending(block, h, kvRec)

@@ -1,11 +1,9 @@
 package kvstore
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"utxod/backends"
 	"utxod/store"
@@ -24,22 +22,12 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	if err := s.stageStats(stats); err != nil {
 		return err
 	}
-	if err := s.settleFiles(); err != nil {
-		return fmt.Errorf("kvstore: flush: %w", err)
-	}
-	// The blocks and undo records must be durable before the locations
-	// that point at them: their files are synced while the batch is built,
-	// and the batch is committed after.
-	synced := s.syncFiles()
 	// Undo records and blocks first (they must be durable before the tip
 	// that references them); what the early writer could not write (it
 	// stopped at a failure) is still pending and goes into this batch.
 	s.w.drain()
 	s.forgetWritten()
 	b, err := s.buildBatch()
-	if serr := synced(); err == nil {
-		err = serr
-	}
 	if err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
@@ -52,6 +40,15 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 			s.w.unsynced.Store(false)
 		}
 		return nil
+	}
+	// The blocks and undo records before the locations that point at them.
+	for _, f := range []*blockFiles{s.bf, s.uf} {
+		if f == nil {
+			continue
+		}
+		if err := f.sync(); err != nil {
+			return fmt.Errorf("kvstore: flush: %w", err)
+		}
 	}
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
@@ -79,53 +76,6 @@ func putLocs(b *backends.Batch, locs map[wire.Hash][]byte, prefix byte) {
 		} else {
 			b.Put(hashKey(prefix, h), loc)
 		}
-	}
-}
-
-// settleFiles writes the flat files' queues and moves each record whose
-// write failed into the KV, as putBlockFile and putUndo do with an append
-// that fails at once: not lost, and the KV's own writes then meet the full
-// disk. A failure other than a full disk is returned too.
-func (s *Store) settleFiles() error {
-	var errs []error
-	for _, f := range []*blockFiles{s.bf, s.uf} {
-		if f == nil {
-			continue
-		}
-		failed, err := f.takeFailed()
-		if err != nil && !errors.Is(err, backends.ErrDiskFull) {
-			errs = append(errs, err)
-		}
-		block := f == s.bf
-		locs, rec := s.undoLocs, func(w queuedWrite) []byte { return w.b[undoFrameLen:] }
-		if block {
-			locs, rec = s.locs, func(w queuedWrite) []byte { return w.b }
-		}
-		for _, w := range failed {
-			// Only if the record is still the one its block points at
-			// (not deleted or replaced since).
-			if loc, ok := locs[w.h]; ok && bytes.Equal(loc, w.loc()) {
-				locs[w.h] = locInKV
-				s.setPending(block, w.h, rec(w))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// syncFiles starts fdatasyncs of the flat files, one goroutine each, and
-// returns the function that waits for them.
-func (s *Store) syncFiles() (wait func() error) {
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i, f := range []*blockFiles{s.bf, s.uf} {
-		if f != nil {
-			wg.Go(func() { errs[i] = f.sync() })
-		}
-	}
-	return func() error {
-		wg.Wait()
-		return errors.Join(errs[:]...)
 	}
 }
 
