@@ -364,16 +364,14 @@ func (s *serChunks) add(op utxo.Outpoint, c utxo.Coin) []byte {
 // materialize folds every pending change into m and empties the record.
 // The coins added are read back from set, which must hold every one of them
 // (it has applied every recorded change); an error leaves m and the record
-// unchanged. The read-back runs on the caller's goroutine and hands its
-// serializations to the hashing workers as it goes (a folder), so the
-// hashing of one part overlaps the reading of the next.
+// unchanged.
 func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	if l.pending() == 0 { // waits for the queue
 		l.win = window{}
 		return nil
 	}
-	f := newFolder()
-	defer f.stop()
+	var sers serChunks
+	ins := make([][]byte, 0, len(l.ins))
 	for op := range l.ins {
 		c, found, err := set.Coin(op)
 		if err != nil {
@@ -382,7 +380,7 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 		if !found {
 			return fmt.Errorf("chainstate: muhash: %w: coin %s:%d was added and is not in the set", utxo.ErrStats, op.Hash, op.Index)
 		}
-		f.insert(op, c)
+		ins = append(ins, sers.add(op, c))
 	}
 	// A listed transaction's unspent outputs are the ones it added (those
 	// spent in the window are gone); one listed twice (an overwrite, a txid
@@ -427,18 +425,33 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 				}
 				seen[a.txid] = struct{}{}
 				for _, c := range coins {
-					f.insert(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin)
+					ins = append(ins, sers.add(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
 				}
 			}
 		}
 	}
-	for _, ser := range l.extraRem {
-		f.remove(ser)
-	}
+	rem := append(make([][]byte, 0, len(l.rem)+len(l.extraRem)), l.extraRem...)
 	for _, ser := range l.rem {
-		f.remove(ser)
+		rem = append(rem, ser)
 	}
-	f.finish(m)
+	workers := min(runtime.NumCPU(), max(1, (len(ins)+len(rem))/256))
+	parts := make([]utxo.MuHash3072, workers)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A contiguous share each, so the batch calls map several
+			// elements per keystream kernel call.
+			p := &parts[w]
+			p.InsertMany(ins[w*len(ins)/workers : (w+1)*len(ins)/workers])
+			p.RemoveMany(rem[w*len(rem)/workers : (w+1)*len(rem)/workers])
+		}()
+	}
+	wg.Wait()
+	for w := range parts {
+		m.Combine(&parts[w])
+	}
 	clear(l.ins)
 	clear(l.rem)
 	l.added, l.nAdded = nil, 0
@@ -449,114 +462,4 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	l.q.since = 0
 	l.q.mu.Unlock()
 	return nil
-}
-
-// foldJob is the number of serializations per job of a folder: enough for
-// the batch calls to map many elements per keystream kernel call, few
-// enough that the last job's hashing, which nothing overlaps, is short.
-const foldJob = 1024
-
-// folder multiplies serializations into MuHash parts on worker goroutines
-// as they are handed to it, in jobs of foldJob; the workers start with the
-// first full job, so a small materialisation runs on the caller alone.
-type folder struct {
-	ins, rem [][]byte
-	sers     serChunks
-	jobs     chan foldWork
-	parts    []utxo.MuHash3072
-	wg       sync.WaitGroup
-}
-
-// foldWork is one job: serializations to insert, or to remove.
-type foldWork struct {
-	sers   [][]byte
-	remove bool
-}
-
-func newFolder() *folder { return &folder{} }
-
-// insert queues the insertion of op's coin c.
-func (f *folder) insert(op utxo.Outpoint, c utxo.Coin) {
-	if f.ins == nil {
-		f.ins = make([][]byte, 0, foldJob)
-	}
-	f.ins = append(f.ins, f.sers.add(op, c))
-	if len(f.ins) == foldJob {
-		f.send(foldWork{sers: f.ins})
-		f.ins = nil
-	}
-}
-
-// remove queues the removal of ser (the caller's, unmodified until finish
-// or stop returns).
-func (f *folder) remove(ser []byte) {
-	f.rem = append(f.rem, ser)
-	if len(f.rem) == foldJob {
-		f.send(foldWork{sers: f.rem, remove: true})
-		f.rem = nil
-	}
-}
-
-// send hands w to the workers, starting them first. One worker fewer than
-// the cores runs while the caller reads; the caller joins in finish.
-func (f *folder) send(w foldWork) {
-	if f.jobs == nil {
-		workers := max(1, runtime.NumCPU()-1)
-		f.jobs = make(chan foldWork, 2*workers)
-		f.parts = make([]utxo.MuHash3072, workers+1)
-		for i := range workers {
-			f.wg.Go(func() { fold(&f.parts[i+1], f.jobs) })
-		}
-	}
-	f.jobs <- w
-}
-
-// fold multiplies every job of jobs into p.
-func fold(p *utxo.MuHash3072, jobs <-chan foldWork) {
-	for w := range jobs {
-		foldOne(p, w)
-	}
-}
-
-func foldOne(p *utxo.MuHash3072, w foldWork) {
-	if w.remove {
-		p.RemoveMany(w.sers)
-	} else {
-		p.InsertMany(w.sers)
-	}
-}
-
-// finish multiplies what is left, with the caller's goroutine joining the
-// workers, and folds every part into m.
-func (f *folder) finish(m *utxo.MuHash3072) {
-	if f.jobs == nil {
-		var p utxo.MuHash3072
-		foldOne(&p, foldWork{sers: f.ins})
-		foldOne(&p, foldWork{sers: f.rem, remove: true})
-		m.Combine(&p)
-		return
-	}
-	for _, w := range []foldWork{{sers: f.ins}, {sers: f.rem, remove: true}} {
-		if len(w.sers) > 0 {
-			f.jobs <- w
-		}
-	}
-	f.ins, f.rem = nil, nil
-	close(f.jobs)
-	fold(&f.parts[0], f.jobs)
-	f.wg.Wait()
-	f.jobs = nil
-	for i := range f.parts {
-		m.Combine(&f.parts[i])
-	}
-}
-
-// stop ends the workers of a folder that did not finish (an error): their
-// parts are dropped.
-func (f *folder) stop() {
-	if f.jobs != nil {
-		close(f.jobs)
-		f.wg.Wait()
-		f.jobs = nil
-	}
 }

@@ -42,34 +42,3 @@ func BenchmarkLazyMuHashChurn(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkLazyMuHashMaterialize is the digest's read-back at the end of an
-// import: 40,000 transactions' 80,000 coins added in one window kept by
-// height, read back through utxo.TxCoinsView and folded into the MuHash.
-func BenchmarkLazyMuHashMaterialize(b *testing.B) {
-	const txs = 40000
-	set := coinSet{}
-	var created []utxo.Entry
-	for i := range txs {
-		var h wire.Hash
-		binary.LittleEndian.PutUint64(h[:], uint64(i)*0x9e3779b97f4a7c15)
-		h[0] = byte(1 + i%2) // txOutputs: two or three; two are created
-		for j := range uint32(2) {
-			script := append([]byte{0x76, 0xa9, 0x14}, h[:20]...)
-			c := utxo.Coin{Value: int64(i) * 1000, Height: 10, Script: append(script, 0x88, 0xac)}
-			op := utxo.Outpoint{Hash: h, Index: j}
-			set[op] = c
-			created = append(created, utxo.Entry{Outpoint: op, Coin: c})
-		}
-	}
-	view := txCoinSet{set}
-	b.ReportAllocs()
-	for b.Loop() {
-		l := newLazyMuHash()
-		l.recordNow(l.connectWindow(9), nil, [][]utxo.Entry{created})
-		var m utxo.MuHash3072
-		if err := l.materialize(&m, view); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"utxod/backends"
 	"utxod/store"
@@ -23,19 +22,12 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	if err := s.stageStats(stats); err != nil {
 		return err
 	}
-	// The blocks and undo records must be durable before the locations
-	// that point at them: their files are synced while the batch is built,
-	// and the batch is committed after.
-	synced := s.syncFiles()
 	// Undo records and blocks first (they must be durable before the tip
 	// that references them); what the early writer could not write (it
 	// stopped at a failure) is still pending and goes into this batch.
 	s.w.drain()
 	s.forgetWritten()
 	b, err := s.buildBatch()
-	if serr := synced(); err == nil {
-		err = serr
-	}
 	if err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
@@ -48,6 +40,15 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 			s.w.unsynced.Store(false)
 		}
 		return nil
+	}
+	// The blocks and undo records before the locations that point at them.
+	for _, f := range []*blockFiles{s.bf, s.uf} {
+		if f == nil {
+			continue
+		}
+		if err := f.sync(); err != nil {
+			return fmt.Errorf("kvstore: flush: %w", err)
+		}
 	}
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
@@ -64,22 +65,6 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 		}
 	}
 	return nil
-}
-
-// syncFiles starts fdatasyncs of the flat files, one goroutine each, and
-// returns the function that waits for them.
-func (s *Store) syncFiles() (wait func() error) {
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i, f := range []*blockFiles{s.bf, s.uf} {
-		if f != nil {
-			wg.Go(func() { errs[i] = f.sync() })
-		}
-	}
-	return func() error {
-		wg.Wait()
-		return errors.Join(errs[:]...)
-	}
 }
 
 // putLocs adds the pending flat-file locations to b under prefix; an empty
