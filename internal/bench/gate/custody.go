@@ -102,6 +102,21 @@ type StoreResult struct {
 	WallSpeedup float64               `json:"wall_speedup"`      // control median / candidate median
 	CPUSpeedup  float64               `json:"cpu_speedup"`       // control median / candidate median
 	RSSRatio    float64               `json:"rss_ratio"`         // candidate median / control median
+	// Paired is the per-pair view (informational: the verdict uses the
+	// medians above); nil without a complete pair.
+	Paired *Paired `json:"paired,omitempty"`
+}
+
+// Paired compares each control run with the candidate run of the same
+// index, which ran next to it in the ABBA order, so that drift of the host
+// between pairs cancels in their ratio.
+type Paired struct {
+	Pairs       int     `json:"pairs"`
+	WallSpeedup float64 `json:"wall_speedup_median"` // median over the pairs of control/candidate
+	CPUSpeedup  float64 `json:"cpu_speedup_median"`
+	RSSRatio    float64 `json:"rss_ratio_median"` // median over the pairs of candidate/control
+	WallWins    int     `json:"wall_wins"`        // pairs whose candidate took less wall time
+	CPUWins     int     `json:"cpu_wins"`         // pairs whose candidate took less CPU
 }
 
 // Correctness is the cross-run digest comparison.

@@ -91,6 +91,7 @@ func RenderMarkdown(c *Custody, chart string) string {
 			mib(ct.RSSMedianKiB), mib(cd.RSSMedianKiB), fmtRatio(sr.RSSRatio))
 	}
 	w("\nMedians with [min–max] over the runs; speed-ups are control/candidate, rss_ratio is candidate/control.\n\n")
+	pairedTable(w, c.Stores)
 	if chart != "" {
 		w("![per store and arm: median bar, min–max whisker](%s)\n\n", chart)
 	}
@@ -322,4 +323,25 @@ func tickLabel(v, step float64) string {
 		dec = int(math.Ceil(-math.Log10(step)))
 	}
 	return fmt.Sprintf("%.*f", dec, v)
+}
+
+// pairedTable writes the per-pair ratios of the stores that have them
+// (informational: the verdict uses the medians).
+func pairedTable(w func(string, ...any), stores []StoreResult) {
+	have := false
+	for _, sr := range stores {
+		have = have || sr.Paired != nil
+	}
+	if !have {
+		return
+	}
+	w("Per pair (informational, not the rule): each control run against the candidate run beside it in the ABBA order, so that the host's drift between pairs cancels; medians over the pairs, and the pairs the candidate won.\n\n")
+	w("| store | pairs | wall_speedup | candidate faster (wall) | cpu_speedup | candidate cheaper (CPU) | rss_ratio |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, sr := range stores {
+		if p := sr.Paired; p != nil {
+			w("| %s | %d | %s | %d / %d | %s | %d / %d | %s |\n", sr.Store, p.Pairs, fmtRatio(p.WallSpeedup), p.WallWins, p.Pairs,
+				fmtRatio(p.CPUSpeedup), p.CPUWins, p.Pairs, fmtRatio(p.RSSRatio))
+		}
+	}
+	w("\n")
 }

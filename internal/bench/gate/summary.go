@@ -29,6 +29,47 @@ func summarise(sr *StoreResult) {
 	sr.WallSpeedup = bench.Ratio(ctl.WallMedianS, cand.WallMedianS)
 	sr.CPUSpeedup = bench.Ratio(ctl.CPUMedianS, cand.CPUMedianS)
 	sr.RSSRatio = bench.Ratio(cand.RSSMedianKiB, ctl.RSSMedianKiB)
+	sr.Paired = pairUp(sr.Runs)
+}
+
+// pairUp matches the k-th control run with the k-th candidate run (by
+// Index: adjacent in the ABBA order) and summarises the pairs' ratios; nil
+// if no pair is complete. Failed runs leave their pair out.
+func pairUp(runs []RunResult) *Paired {
+	byIndex := map[int]map[string]bench.Record{}
+	for _, r := range runs {
+		if r.ExitCode != 0 || r.Error != "" || r.WallS <= 0 || r.CPUS <= 0 || r.MaxRSSKiB <= 0 {
+			continue
+		}
+		if byIndex[r.Index] == nil {
+			byIndex[r.Index] = map[string]bench.Record{}
+		}
+		byIndex[r.Index][r.Arm] = r.Record
+	}
+	var p Paired
+	var wall, cpu, rss []float64
+	for _, arms := range byIndex {
+		ctl, ok1 := arms[Control]
+		cand, ok2 := arms[Candidate]
+		if !ok1 || !ok2 {
+			continue
+		}
+		p.Pairs++
+		wall = append(wall, ctl.WallS/cand.WallS)
+		cpu = append(cpu, ctl.CPUS/cand.CPUS)
+		rss = append(rss, float64(cand.MaxRSSKiB)/float64(ctl.MaxRSSKiB))
+		if cand.WallS < ctl.WallS {
+			p.WallWins++
+		}
+		if cand.CPUS < ctl.CPUS {
+			p.CPUWins++
+		}
+	}
+	if p.Pairs == 0 {
+		return nil
+	}
+	p.WallSpeedup, p.CPUSpeedup, p.RSSRatio = bench.Median(wall), bench.Median(cpu), bench.Median(rss)
+	return &p
 }
 
 // CheckCorrectness compares every successful run's digests with the first
