@@ -64,7 +64,18 @@ type StreamConfig struct {
 	// ahead only costs (gate prefetch1-default-full-s11 in
 	// docs/benchmarks/gate). Ignored when Prefetch is set.
 	AssumedPrefetch int
+	// VerifiedDepth, if above Depth, replaces it from the first block
+	// whose scripts are verified on; OnVerified, if set, is called then,
+	// once. Where scripts are skipped, pipelining has nothing to overlap
+	// (gate pipeline1-spare-p-s13 in docs/benchmarks/gate), so an
+	// assume-valid import pipelines only its verified tail.
+	VerifiedDepth int
+	OnVerified    func()
 }
+
+// DefaultVerifiedDepth is the import's StreamConfig.VerifiedDepth with
+// --pipeline -1, its default (gate pipeline-verified-s13).
+const DefaultVerifiedDepth = 1
 
 // DefaultAssumedPrefetch is the import's StreamConfig.AssumedPrefetch
 // with --prefetch -1 (opt-in: gates assumed-prefetch-s11 and -s11b).
@@ -220,6 +231,7 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 	}
 	fetch, stopFetch := cs.fetcher(depth, next)
 	defer func() { stopFetch() }()
+	switched := false // to VerifiedDepth and OnVerified
 	stopped := false
 	deliver := func() {
 		for _, so := range pl.ready() {
@@ -265,6 +277,13 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 		if untilVerified && pl.verified {
 			fetch = cs.syncFetcher(stopFetch(), next)
 			stopFetch, untilVerified = noFetcher, false
+		}
+		if !switched && pl.verified {
+			switched = true
+			pl.depth = max(pl.depth, cfg.VerifiedDepth)
+			if cfg.OnVerified != nil {
+				cfg.OnVerified()
+			}
 		}
 		// Resolve finished checks without blocking, and the oldest ones
 		// while too many are pending.

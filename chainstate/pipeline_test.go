@@ -503,3 +503,59 @@ func TestStreamAssumedPrefetch(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamVerifiedDepth: OnVerified runs once, right after the first block
+// whose scripts are verified (block avBad+1 of the assume-valid fixture),
+// and the stream that pipelines from there on reaches the digests of
+// connecting the blocks one by one.
+func TestStreamVerifiedDepth(t *testing.T) {
+	ch := avFixture(t, "sig")
+	av := validate.AssumeValid{Block: ch.nodes[avTip].Hash}
+	var raws [][]byte
+	for _, n := range ch.nodes[1:] {
+		raws = append(raws, n.Raw)
+	}
+	newCS := func() *Chainstate {
+		cs := newAV(t, store.NewMem(), av)
+		hs := headersOf(t, ch.nodes[1:])
+		if hr := cs.AcceptHeaders(hs); hr.Added != len(hs) {
+			t.Fatalf("headers: %+v", hr)
+		}
+		return cs
+	}
+	ref := newCS()
+	for i, raw := range raws {
+		if _, err := ref.ProcessBlock(raw); err != nil {
+			t.Fatalf("block %d: %v", i+1, err)
+		}
+	}
+	cs := newCS()
+	read, calls, readAtCall, depthAtCall := 0, 0, 0, 0
+	cfg := StreamConfig{StopHeight: -1, VerifiedDepth: 2}
+	cfg.OnVerified = func() {
+		calls++
+		readAtCall, depthAtCall = read, cs.pipe.depth
+	}
+	err := cs.ProcessStream(cfg, func() ([]byte, int64, error) {
+		if read == len(raws) {
+			return nil, 0, io.EOF
+		}
+		read++
+		return raws[read-1], int64(read - 1), nil
+	}, func(o Outcome) bool {
+		if o.Err != nil {
+			t.Errorf("block %d: %v", o.Tag+1, o.Err)
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || readAtCall != avBad+1 || depthAtCall != 2 {
+		t.Fatalf("OnVerified called %d times, after block %d was read, depth %d; want once, after block %d, depth 2", calls, readAtCall, depthAtCall, avBad+1)
+	}
+	if got, want := digestJSON(t, cs), digestJSON(t, ref); got != want || cs.Tip().Height != avTip {
+		t.Fatalf("tip %d, stream:\n%s\none by one:\n%s", cs.Tip().Height, got, want)
+	}
+}

@@ -39,7 +39,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
 	prefetch := fs.Int("prefetch", 0, fmt.Sprintf("read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off; -1: %d while blocks connect with their scripts assumed valid, then off, since with every script verified both cores verify signatures and reading ahead only costs; opt-in: docs/benchmarks/nonsig.md, session 11)", chainstate.DefaultAssumedPrefetch))
-	pipeline := fs.Int("pipeline", 0, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (0: off, each block is fully verified before the next is read)")
+	pipeline := fs.Int("pipeline", -1, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (-1: 1 from the first block whose scripts are verified, with one more P than GOMAXPROCS unless the environment sets it, and 0 while scripts are assumed valid, where there is nothing to overlap; 0: off, each block is fully verified before the next is read; gate pipeline-verified-s13 in docs/benchmarks/nonsig.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
 
@@ -66,6 +66,10 @@ Flags:`)
 	}
 	if err := c.check(); err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
+		return 2
+	}
+	if *pipeline < -1 {
+		fmt.Fprintf(stderr, "utxod import: --pipeline must be -1 (1 once scripts are verified), 0 (off) or a number of blocks, got %d\n", *pipeline)
 		return 2
 	}
 	if *prefetch < -1 {
@@ -135,6 +139,12 @@ Flags:`)
 	scfg := chainstate.StreamConfig{Depth: *pipeline, StopHeight: int32(*stopHeight), Prefetch: *prefetch}
 	if *prefetch < 0 {
 		scfg.Prefetch, scfg.AssumedPrefetch = 0, chainstate.DefaultAssumedPrefetch
+	}
+	if *pipeline < 0 {
+		scfg.Depth, scfg.VerifiedDepth = 0, chainstate.DefaultVerifiedDepth
+		raise, restore := spareP()
+		scfg.OnVerified = raise
+		defer restore()
 	}
 	err = cs.ProcessStream(scfg, src.next, func(o chainstate.Outcome) bool {
 		name, off := src.where(o.Tag)
@@ -333,4 +343,26 @@ func (p *importProgress) finish() {
 		_ = p.bar.Finish()
 		fmt.Fprintln(os.Stderr)
 	}
+}
+
+// spareP returns raise, which gives the process one P more than GOMAXPROCS
+// (unless the environment sets GOMAXPROCS), and restore, which puts the old
+// value back if raise changed it. A signature verifier in a cgo call keeps
+// its P until the runtime retakes it; the spare lets the connecting
+// goroutine run meanwhile (gates pipeline1-spare-p-full-s13 and
+// pipeline-verified-s13, docs/benchmarks/nonsig.md).
+func spareP() (raise, restore func()) {
+	prev := 0
+	raise = func() {
+		if prev == 0 && os.Getenv("GOMAXPROCS") == "" {
+			prev = runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+		}
+	}
+	restore = func() {
+		if prev > 0 {
+			runtime.GOMAXPROCS(prev)
+			prev = 0
+		}
+	}
+	return raise, restore
 }
