@@ -435,26 +435,7 @@ func TestStreamPrefetchStopsReading(t *testing.T) {
 // of a one-by-one run, and after the switch a block is read only once the
 // previous one's verdict is out.
 func TestStreamAssumedPrefetch(t *testing.T) {
-	ch := avFixture(t, "sig")
-	av := validate.AssumeValid{Block: ch.nodes[avTip].Hash}
-	raws := make([][]byte, 0, avTip)
-	for _, n := range ch.nodes[1:] {
-		raws = append(raws, n.Raw)
-	}
-	newCS := func() *Chainstate {
-		cs := newAV(t, store.NewMem(), av)
-		hs := headersOf(t, ch.nodes[1:])
-		if hr := cs.AcceptHeaders(hs); hr.Added != len(hs) {
-			t.Fatalf("headers: %+v", hr)
-		}
-		return cs
-	}
-	ref := newCS()
-	for i, raw := range raws {
-		if _, err := ref.ProcessBlock(raw); err != nil {
-			t.Fatalf("block %d: %v", i+1, err)
-		}
-	}
+	raws, newCS, ref := avStream(t)
 	cs := newCS()
 	// Call i of next reads raws[i] (height i+1); ahead[i] says that
 	// raws[i+1] was read before the verdict on raws[i] was out.
@@ -509,26 +490,7 @@ func TestStreamAssumedPrefetch(t *testing.T) {
 // and the stream that pipelines from there on reaches the digests of
 // connecting the blocks one by one.
 func TestStreamVerifiedDepth(t *testing.T) {
-	ch := avFixture(t, "sig")
-	av := validate.AssumeValid{Block: ch.nodes[avTip].Hash}
-	var raws [][]byte
-	for _, n := range ch.nodes[1:] {
-		raws = append(raws, n.Raw)
-	}
-	newCS := func() *Chainstate {
-		cs := newAV(t, store.NewMem(), av)
-		hs := headersOf(t, ch.nodes[1:])
-		if hr := cs.AcceptHeaders(hs); hr.Added != len(hs) {
-			t.Fatalf("headers: %+v", hr)
-		}
-		return cs
-	}
-	ref := newCS()
-	for i, raw := range raws {
-		if _, err := ref.ProcessBlock(raw); err != nil {
-			t.Fatalf("block %d: %v", i+1, err)
-		}
-	}
+	raws, newCS, ref := avStream(t)
 	cs := newCS()
 	read, calls, readAtCall, depthAtCall := 0, 0, 0, 0
 	cfg := StreamConfig{StopHeight: -1, VerifiedDepth: 2}
@@ -558,4 +520,32 @@ func TestStreamVerifiedDepth(t *testing.T) {
 	if got, want := digestJSON(t, cs), digestJSON(t, ref); got != want || cs.Tip().Height != avTip {
 		t.Fatalf("tip %d, stream:\n%s\none by one:\n%s", cs.Tip().Height, got, want)
 	}
+}
+
+// avStream returns the blocks of the assume-valid fixture (heights 1 to
+// avTip), a constructor of chainstates that know their headers and assume
+// the tip valid, and one that connected the blocks one by one (the
+// reference for a stream's digests).
+func avStream(t *testing.T) (raws [][]byte, newCS func() *Chainstate, ref *Chainstate) {
+	t.Helper()
+	ch := avFixture(t, "sig")
+	av := validate.AssumeValid{Block: ch.nodes[avTip].Hash}
+	for _, n := range ch.nodes[1:] {
+		raws = append(raws, n.Raw)
+	}
+	newCS = func() *Chainstate {
+		cs := newAV(t, store.NewMem(), av)
+		hs := headersOf(t, ch.nodes[1:])
+		if hr := cs.AcceptHeaders(hs); hr.Added != len(hs) {
+			t.Fatalf("headers: %+v", hr)
+		}
+		return cs
+	}
+	ref = newCS()
+	for i, raw := range raws {
+		if _, err := ref.ProcessBlock(raw); err != nil {
+			t.Fatalf("block %d: %v", i+1, err)
+		}
+	}
+	return raws, newCS, ref
 }
