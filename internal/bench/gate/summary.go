@@ -36,22 +36,22 @@ func summarise(sr *StoreResult) {
 // Index: adjacent in the ABBA order) and summarises the pairs' ratios; nil
 // if no pair is complete. Failed runs leave their pair out.
 func pairUp(runs []RunResult) *Paired {
-	byIndex := map[int]map[string]bench.Record{}
+	ctls, cands := map[int]bench.Record{}, map[int]bench.Record{}
 	for _, r := range runs {
-		if r.ExitCode != 0 || r.Error != "" || r.WallS <= 0 || r.CPUS <= 0 || r.MaxRSSKiB <= 0 {
+		if !r.OK() || r.WallS <= 0 || r.CPUS <= 0 || r.MaxRSSKiB <= 0 {
 			continue
 		}
-		if byIndex[r.Index] == nil {
-			byIndex[r.Index] = map[string]bench.Record{}
+		if r.Arm == Control {
+			ctls[r.Index] = r.Record
+		} else {
+			cands[r.Index] = r.Record
 		}
-		byIndex[r.Index][r.Arm] = r.Record
 	}
 	var p Paired
 	var wall, cpu, rss []float64
-	for _, arms := range byIndex {
-		ctl, ok1 := arms[Control]
-		cand, ok2 := arms[Candidate]
-		if !ok1 || !ok2 {
+	for index, ctl := range ctls {
+		cand, ok := cands[index]
+		if !ok {
 			continue
 		}
 		p.Pairs++
