@@ -361,6 +361,29 @@ func (s *serChunks) add(op utxo.Outpoint, c utxo.Coin) []byte {
 	return s.cur[start:len(s.cur):len(s.cur)]
 }
 
+// appendTxCoins appends the unspent outputs of a's transaction in set to
+// dst: one read through txv when set has it, else one per output index
+// below a.n.
+func appendTxCoins(dst []utxo.IndexedCoin, set utxo.View, txv utxo.TxCoinsView, a addedTx) ([]utxo.IndexedCoin, error) {
+	if txv != nil {
+		dst, err := txv.AppendTxCoins(dst, a.txid)
+		if err != nil {
+			return dst, fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
+		}
+		return dst, nil
+	}
+	for i := range a.n {
+		c, found, err := set.Coin(utxo.Outpoint{Hash: a.txid, Index: i})
+		if err != nil {
+			return dst, fmt.Errorf("chainstate: muhash: read back %s:%d: %w", a.txid, i, err)
+		}
+		if found {
+			dst = append(dst, utxo.IndexedCoin{Index: i, Coin: c})
+		}
+	}
+	return dst, nil
+}
+
 // materialize folds every pending change into m and empties the record.
 // The coins added are read back from set, which must hold every one of them
 // (it has applied every recorded change); an error leaves m and the record
@@ -403,22 +426,9 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 				if _, dup := seen[a.txid]; dup {
 					continue
 				}
-				coins = coins[:0]
-				if txv != nil {
-					var err error
-					if coins, err = txv.AppendTxCoins(coins, a.txid); err != nil {
-						return fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
-					}
-				} else {
-					for i := range a.n {
-						c, found, err := set.Coin(utxo.Outpoint{Hash: a.txid, Index: i})
-						if err != nil {
-							return fmt.Errorf("chainstate: muhash: read back %s:%d: %w", a.txid, i, err)
-						}
-						if found {
-							coins = append(coins, utxo.IndexedCoin{Index: i, Coin: c})
-						}
-					}
+				var err error
+				if coins, err = appendTxCoins(coins[:0], set, txv, a); err != nil {
+					return err
 				}
 				if len(coins) == 0 {
 					continue
