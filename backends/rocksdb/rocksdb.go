@@ -188,6 +188,9 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 		}
 		return nil
 	}
+	if mode == backends.Sync && b.Size() >= ingestFlushBytes && !b.HasEmptyKey() {
+		return d.writeIngest(b)
+	}
 	wb, err := d.writeBatch(b)
 	if err != nil {
 		return fmt.Errorf("rocksdb: %w", err)
