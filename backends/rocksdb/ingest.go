@@ -36,15 +36,10 @@ func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
 		return err
 	}
 	defer d.g.Exit()
-	f, err := os.CreateTemp(d.dir, appendFilePattern)
-	if err != nil {
-		return fmt.Errorf("rocksdb: append: %w", d.fail(err))
-	}
-	path := f.Name()
-	f.Close()
-	if err := d.ingest(path, b); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("rocksdb: append: %w", d.fail(err))
+	if err := d.ingestTable("append", func(w *grocksdb.SSTFileWriter) error {
+		return b.Replay(sstWriter{w})
+	}); err != nil {
+		return err
 	}
 	if mode == backends.Sync {
 		// The ingested file is durable; earlier NoSync writes become so.
@@ -53,8 +48,25 @@ func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
 	return nil
 }
 
-// ingest writes b's Puts into a table file at path and ingests it.
-func (d *DB) ingest(path string, b *backends.Batch) error {
+// ingestTable builds a table file beside the store's files with fill and
+// ingests it; op names the caller in errors. The file is removed when
+// building or ingesting it fails.
+func (d *DB) ingestTable(op string, fill func(*grocksdb.SSTFileWriter) error) error {
+	f, err := os.CreateTemp(d.dir, appendFilePattern)
+	if err != nil {
+		return fmt.Errorf("rocksdb: %s: %w", op, d.fail(err))
+	}
+	path := f.Name()
+	f.Close()
+	if err := d.ingest(path, fill); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("rocksdb: %s: %w", op, d.fail(err))
+	}
+	return nil
+}
+
+// ingest writes a table file at path with fill and ingests it.
+func (d *DB) ingest(path string, fill func(*grocksdb.SSTFileWriter) error) error {
 	eo := grocksdb.NewDefaultEnvOptions()
 	defer eo.Destroy()
 	w := grocksdb.NewSSTFileWriter(eo, d.opts)
@@ -62,7 +74,7 @@ func (d *DB) ingest(path string, b *backends.Batch) error {
 	if err := w.Open(path); err != nil {
 		return err
 	}
-	if err := b.Replay(sstWriter{w}); err != nil {
+	if err := fill(w); err != nil {
 		return err
 	}
 	if err := w.Finish(); err != nil {
@@ -110,43 +122,14 @@ func (d *DB) writeIngest(b *backends.Batch) error {
 	if err := d.sync(); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(d.dir, appendFilePattern)
-	if err != nil {
-		return fmt.Errorf("rocksdb: write: %w", d.fail(err))
-	}
-	path := f.Name()
-	f.Close()
-	if err := d.ingestSorted(path, b); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("rocksdb: write: %w", d.fail(err))
-	}
-	return nil
-}
-
-// ingestSorted writes b's operations in key order, the last one on each
-// key only, into a table file at path and ingests it.
-func (d *DB) ingestSorted(path string, b *backends.Batch) error {
-	eo := grocksdb.NewDefaultEnvOptions()
-	defer eo.Destroy()
-	w := grocksdb.NewSSTFileWriter(eo, d.opts)
-	defer w.Destroy()
-	if err := w.Open(path); err != nil {
-		return err
-	}
-	lw := &lastWins{w: w}
-	if err := b.ReplaySorted(lw); err != nil {
-		return err
-	}
-	if err := lw.emit(); err != nil {
-		return err
-	}
-	if err := w.Finish(); err != nil {
-		return err
-	}
-	io := grocksdb.NewDefaultIngestExternalFileOptions()
-	defer io.Destroy()
-	io.SetMoveFiles(true)
-	return d.db.IngestExternalFile([]string{path}, io)
+	return d.ingestTable("write", func(w *grocksdb.SSTFileWriter) error {
+		// In key order, the last operation on each key only.
+		lw := &lastWins{w: w}
+		if err := b.ReplaySorted(lw); err != nil {
+			return err
+		}
+		return lw.emit()
+	})
 }
 
 // lastWins passes key-ordered operations to a table writer, keeping only
