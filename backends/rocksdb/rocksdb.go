@@ -41,6 +41,9 @@ type Extra struct {
 	// operation instead of encoding RocksDB's batch format in Go and
 	// handing it over in one call: the control arm of writerep.go.
 	PerEntryBatches bool
+	// LoggedFlushes writes every batch through the log and the memtable,
+	// large synced ones too: the control arm of writeIngest (ingest.go).
+	LoggedFlushes bool
 }
 
 // DB is a RocksDB-backed backends.KV.
@@ -51,6 +54,7 @@ type DB struct {
 	readOnly        bool
 	batched         bool // iterators use batchCursor
 	perEntryBatches bool
+	loggedFlushes   bool
 
 	failMu sync.Mutex
 	failed error // the first disk-full write error; later writes return it
@@ -90,7 +94,7 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	}
 
 	d := &DB{readOnly: o.ReadOnly, dir: dir, batched: batchedIterators && !extra.PerEntryIterators,
-		perEntryBatches: extra.PerEntryBatches}
+		perEntryBatches: extra.PerEntryBatches, loggedFlushes: extra.LoggedFlushes}
 	d.cache = grocksdb.NewLRUCache(uint64(cacheBytes))
 	d.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
 	d.bbto.SetBlockCache(d.cache)
@@ -188,7 +192,7 @@ func (d *DB) Write(b *backends.Batch, mode backends.SyncMode) error {
 		}
 		return nil
 	}
-	if mode == backends.Sync && b.Size() >= ingestFlushBytes && !b.HasEmptyKey() {
+	if mode == backends.Sync && b.Size() >= ingestFlushBytes && !d.loggedFlushes {
 		return d.writeIngest(b)
 	}
 	wb, err := d.writeBatch(b)
