@@ -138,7 +138,14 @@ func (b *Batch) Replay(w Writer) error {
 // still wins), so the result equals Replay's. B+tree stores (bbolt) write a
 // large random-key batch far faster in key order: each leaf page is
 // touched once.
-func (b *Batch) ReplaySorted(w Writer) error {
+func (b *Batch) ReplaySorted(w Writer) error { return b.replaySorted(w, false) }
+
+// ReplayLast is ReplaySorted with only the last operation on each key, so
+// the keys arrive strictly ascending and the result still equals Replay's:
+// what a sorted table file (RocksDB's ingested flush) must be given.
+func (b *Batch) ReplayLast(w Writer) error { return b.replaySorted(w, true) }
+
+func (b *Batch) replaySorted(w Writer, lastOnly bool) error {
 	if b == nil {
 		return nil
 	}
@@ -154,7 +161,10 @@ func (b *Batch) ReplaySorted(w Writer) error {
 		return b.buf[o.koff : o.koff+o.klen]
 	}
 	slices.SortStableFunc(idx, func(x, y int32) int { return bytes.Compare(key(x), key(y)) })
-	for _, i := range idx {
+	for j, i := range idx {
+		if lastOnly && j+1 < len(idx) && bytes.Equal(key(i), key(idx[j+1])) {
+			continue // a later operation on this key follows
+		}
 		o := b.ops[i]
 		k := b.buf[o.koff : o.koff+o.klen : o.koff+o.klen]
 		var err error

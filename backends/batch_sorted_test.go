@@ -25,7 +25,8 @@ func (w *mapWriter) Delete(k []byte) error {
 
 // TestReplaySortedEqualsReplay: applying a batch in key order gives the same
 // final state as applying it in batch order (same-key operations keep their
-// order), and keys arrive sorted.
+// order), and keys arrive sorted; with only the last operation on each key
+// (ReplayLast) the state is the same and keys arrive strictly ascending.
 func TestReplaySortedEqualsReplay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := 0; round < 50; round++ {
@@ -49,12 +50,24 @@ func TestReplaySortedEqualsReplay(t *testing.T) {
 		if err := b.ReplaySorted(s); err != nil {
 			t.Fatal(err)
 		}
+		l := &mapWriter{m: map[string]string{}}
+		if err := b.ReplayLast(l); err != nil {
+			t.Fatal(err)
+		}
 		if !maps.Equal(a.m, s.m) {
 			t.Fatalf("round %d: sorted replay differs", round)
+		}
+		if !maps.Equal(a.m, l.m) {
+			t.Fatalf("round %d: last-only replay differs", round)
 		}
 		for i := 1; i < len(s.keys); i++ {
 			if s.keys[i] < s.keys[i-1] {
 				t.Fatalf("round %d: keys out of order", round)
+			}
+		}
+		for i := 1; i < len(l.keys); i++ {
+			if l.keys[i] <= l.keys[i-1] {
+				t.Fatalf("round %d: last-only replay not strictly ascending", round)
 			}
 		}
 	}

@@ -3,8 +3,6 @@
 package rocksdb
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,9 +87,7 @@ func (d *DB) ingest(path string, fill func(*grocksdb.SSTFileWriter) error) error
 type sstWriter struct{ w *grocksdb.SSTFileWriter }
 
 func (s sstWriter) Put(k, v []byte) error { return s.w.Put(k, v) }
-func (s sstWriter) Delete([]byte) error {
-	return errors.New("rocksdb: deletion in an appended table") // AscendingPuts excludes it
-}
+func (s sstWriter) Delete(k []byte) error { return s.w.Delete(k) }
 
 // removeStaleAppends deletes table files a crashed WriteAppend left in dir.
 func removeStaleAppends(dir string) error {
@@ -123,44 +119,6 @@ func (d *DB) writeIngest(b *backends.Batch) error {
 		return err
 	}
 	return d.ingestTable("write", func(w *grocksdb.SSTFileWriter) error {
-		// In key order, the last operation on each key only.
-		lw := &lastWins{w: w}
-		if err := b.ReplaySorted(lw); err != nil {
-			return err
-		}
-		return lw.emit()
+		return b.ReplayLast(sstWriter{w})
 	})
-}
-
-// lastWins passes key-ordered operations to a table writer, keeping only
-// the last of those on one key (a table's keys are strictly ascending).
-type lastWins struct {
-	w       *grocksdb.SSTFileWriter
-	pending bool
-	del     bool
-	k, v    []byte
-}
-
-func (l *lastWins) Put(k, v []byte) error { return l.next(k, v, false) }
-func (l *lastWins) Delete(k []byte) error { return l.next(k, nil, true) }
-
-func (l *lastWins) next(k, v []byte, del bool) error {
-	if l.pending && !bytes.Equal(k, l.k) {
-		if err := l.emit(); err != nil {
-			return err
-		}
-	}
-	l.pending, l.del, l.k, l.v = true, del, k, v
-	return nil
-}
-
-func (l *lastWins) emit() error {
-	if !l.pending {
-		return nil
-	}
-	l.pending = false
-	if l.del {
-		return l.w.Delete(l.k)
-	}
-	return l.w.Put(l.k, l.v)
 }

@@ -21,8 +21,7 @@ func TestKVIngestedFlushes(t *testing.T) {
 
 // TestIngestedFlushMatchesWrite: random synced batches over a small key
 // space (Puts and Deletes, several on one key, keys already stored or not,
-// now and then the empty key)
-// leave an ingesting store with exactly the contents RocksDB's own write
+// now and then the empty key) leave an ingesting store with exactly the contents RocksDB's own write
 // path (Extra.LoggedFlushes, the control arm) gives, after each batch and
 // after a reopen; the ingested batches bypass the memtable, the logged ones
 // do not.
