@@ -93,13 +93,12 @@ func (s *Store) stageStats(stats *store.Stats) error {
 	return s.setStats(stats)
 }
 
-// buildBatch collects every pending change in a fresh batch (a large
-// flush's buffer is not kept alive): dirty coins, pending undo and block
-// data and deletions, index entries, each Index's changes, then genesis,
-// schema, statistics and tip.
-func (s *Store) buildBatch() (*backends.Batch, error) {
-	dirty, size := s.coins.dirty()
-	ops := len(dirty)
+// batchSize bounds the bytes and operations of the batch buildBatch makes,
+// given its dirty coins' share: one allocation of a flush's ~10 MB buffer,
+// where a missed part (the flat-file locations were) made append copy it
+// into one twice its size.
+func (s *Store) batchSize(coinBytes, coinOps int) (size, ops int) {
+	size, ops = coinBytes, coinOps
 	for _, u := range s.undo {
 		size += 33 + len(u.b)
 		ops++
@@ -108,7 +107,15 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 		size += 33 + len(raw.b)
 		ops++
 	}
-	size += len(s.index) * (33 + wire.HeaderSize + 40)
+	for _, locs := range []map[wire.Hash][]byte{s.locs, s.undoLocs} {
+		for _, loc := range locs {
+			size += 33 + len(loc)
+		}
+		ops += len(locs)
+	}
+	for i := range s.index {
+		size += 33 + indexEntrySize(&s.index[i])
+	}
 	ops += len(s.index)
 	for _, ix := range s.indexes {
 		if bs, ok := ix.(BatchSizer); ok {
@@ -116,8 +123,19 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 			size, ops = size+n, ops+o
 		}
 	}
+	// Genesis and schema, statistics and tip.
+	return size + 33 + len(s.genesis) + 33 + 4 + 33 + len(s.stats) + 33 + 32, ops + 4
+}
+
+// buildBatch collects every pending change in a fresh batch (a large
+// flush's buffer is not kept alive): dirty coins, pending undo and block
+// data and deletions, index entries, each Index's changes, then genesis,
+// schema, statistics and tip.
+func (s *Store) buildBatch() (*backends.Batch, error) {
+	dirty, size := s.coins.dirty()
+	size, ops := s.batchSize(size, len(dirty))
 	b := backends.NewBatch()
-	b.Grow(size+4096, ops+8)
+	b.Grow(size, ops)
 	// Coins in key order: txids are random, and bbolt applies a batch key
 	// by key to its B+tree (docs/benchmarks/storage.md).
 	for _, txid := range dirty {
@@ -143,9 +161,11 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 	}
 	putLocs(b, s.locs, prefixBlockLoc)
 	putLocs(b, s.undoLocs, prefixUndoLoc)
+	var enc []byte
 	for i := range s.index {
 		e := &s.index[i]
-		b.Put(hashKey(prefixIndex, e.Header.BlockHash()), encodeIndexEntry(nil, e))
+		enc = encodeIndexEntry(enc[:0], e)
+		b.Put(hashKey(prefixIndex, e.Header.BlockHash()), enc)
 	}
 	for _, ix := range s.indexes {
 		if err := ix.AppendBatch(b); err != nil {

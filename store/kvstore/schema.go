@@ -56,6 +56,9 @@ func encodeIndexEntry(dst []byte, e *validate.IndexEntry) []byte {
 	return append(dst, e.RejectReason...)
 }
 
+// indexEntrySize is the length of e's encodeIndexEntry.
+func indexEntrySize(e *validate.IndexEntry) int { return wire.HeaderSize + 4 + len(e.RejectReason) }
+
 // decodeIndexEntry parses encodeIndexEntry's output.
 func decodeIndexEntry(v []byte) (validate.IndexEntry, error) {
 	if len(v) < wire.HeaderSize+4 {
