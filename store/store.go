@@ -69,6 +69,15 @@ type TxCounter interface {
 	ConnectCounting(block wire.Hash, d *utxo.Delta) (int64, error)
 }
 
+// AheadSyncer is implemented by stores that write data to files ahead of
+// a flush (kvstore's block and rev files) and can start making it durable
+// before the flush is called.
+type AheadSyncer interface {
+	// SyncAhead starts syncing the files in the background; the next Flush
+	// waits for it and fails if it failed.
+	SyncAhead()
+}
+
 // Store is where a chainstate keeps its coins, undo data, raw blocks and
 // block index.
 //

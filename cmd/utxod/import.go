@@ -171,6 +171,8 @@ Flags:`)
 		return 1
 	}
 	pr.finish()
+	// The flat files' fdatasyncs run while the tail below uses the CPU.
+	cs.SyncAhead()
 	// The blocks, parses and deltas of the import are garbage now. Collect
 	// them before the digest's read-back and the final flush allocate, so
 	// those reuse the memory instead of growing a heap whose goal the

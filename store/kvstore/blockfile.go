@@ -41,6 +41,10 @@ type blockFiles struct {
 	live map[uint32]int
 	// writeAt is (*os.File).WriteAt; tests replace it to meet a full disk.
 	writeAt func(h *os.File, b []byte, off int64) (int, error)
+	// aheadErr is the failure of a sync started by syncAhead; every later
+	// sync returns it, since a retried fdatasync may report success for
+	// pages whose write-out already failed.
+	aheadErr error
 }
 
 // blockFileMax is the size past which a new file is started (Core's
@@ -237,6 +241,25 @@ var errBadBlockFile = errors.New("bytes are not the block (damaged block file)")
 func (f *blockFiles) sync() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.syncLocked()
+}
+
+// syncAhead starts sync on a goroutine; appends and reads wait for it, and
+// its failure is returned by every later sync.
+func (f *blockFiles) syncAhead() {
+	f.mu.Lock()
+	go func() {
+		defer f.mu.Unlock()
+		if err := f.syncLocked(); err != nil && f.aheadErr == nil {
+			f.aheadErr = err
+		}
+	}()
+}
+
+func (f *blockFiles) syncLocked() error {
+	if f.aheadErr != nil {
+		return f.aheadErr
+	}
 	for n := range f.dirty {
 		if err := f.files[n].Sync(); err != nil {
 			return blockFileErr("sync "+f.name(n), err)

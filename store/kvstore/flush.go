@@ -67,6 +67,18 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	return nil
 }
 
+// SyncAhead implements store.AheadSyncer: the block and rev files start
+// their fdatasyncs on goroutines, so that the next Flush finds them done.
+// Appends and block reads wait for them; a failure is returned by every
+// later Flush.
+func (s *Store) SyncAhead() {
+	for _, f := range []*blockFiles{s.bf, s.uf} {
+		if f != nil {
+			f.syncAhead()
+		}
+	}
+}
+
 // putLocs adds the pending flat-file locations to b under prefix; an empty
 // one (deleted, or kept in the KV: locInKV) deletes the stored one.
 func putLocs(b *backends.Batch, locs map[wire.Hash][]byte, prefix byte) {
