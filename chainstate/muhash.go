@@ -73,6 +73,10 @@ type lazyMuHash struct {
 	// win is the open window as the caller (the chainstate, under its
 	// lock) sees it; each job carries a copy.
 	win window
+
+	// workers, when set, is the number of goroutines materialize uses
+	// (tests); otherwise one per CPU, given enough to hash.
+	workers int
 }
 
 // addedTx is a transaction that added coins: n is one more than the
@@ -384,6 +388,100 @@ func appendTxCoins(dst []utxo.IndexedCoin, set utxo.View, txv utxo.TxCoinsView, 
 	return dst, nil
 }
 
+// readBack appends the serializations of the added list's unspent outputs
+// to ins, reading set on one goroutine. A listed transaction's unspent
+// outputs are the ones it added (those spent in the window are gone); one
+// listed twice (an overwrite, a txid made again after it was spent) is read
+// once.
+func (l *lazyMuHash) readBack(ins [][]byte, sers *serChunks, set utxo.View) ([][]byte, error) {
+	txv, _ := set.(utxo.TxCoinsView)
+	warmer, _ := set.(utxo.Warmer)
+	seen := make(map[wire.Hash]struct{})
+	var coins []utxo.IndexedCoin
+	var batch []wire.Hash
+	for part := range l.addedParts(warmBatch) {
+		if warmer != nil {
+			batch = batch[:0]
+			for _, a := range part {
+				batch = append(batch, a.txid)
+			}
+			warmer.WarmTxids(batch)
+		}
+		for _, a := range part {
+			if _, dup := seen[a.txid]; dup {
+				continue
+			}
+			var err error
+			if coins, err = appendTxCoins(coins[:0], set, txv, a); err != nil {
+				return ins, err
+			}
+			if len(coins) == 0 {
+				continue
+			}
+			seen[a.txid] = struct{}{}
+			for _, c := range coins {
+				ins = append(ins, sers.add(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
+			}
+		}
+	}
+	return ins, nil
+}
+
+// foldBatch is the number of coins foldAdded serialises before hashing them.
+const foldBatch = 1024
+
+// foldAdded is readBack for worker w of n on a set read concurrently: it
+// takes the listed transactions whose txid's first byte is w modulo n (so
+// a txid listed twice meets one worker, which reads it once) and inserts
+// their coins into p a batch at a time, holding one batch's serializations.
+func (l *lazyMuHash) foldAdded(p *utxo.MuHash3072, cv utxo.ConcurrentTxCoinsView, w, n int) error {
+	seen := make(map[wire.Hash]struct{})
+	var (
+		coins   []utxo.IndexedCoin
+		scripts []byte
+		buf     []byte
+		ends    []int
+		batch   [][]byte
+	)
+	fold := func() {
+		batch = batch[:0]
+		start := 0
+		for _, end := range ends {
+			batch = append(batch, buf[start:end:end])
+			start = end
+		}
+		p.InsertMany(batch)
+		buf, ends = buf[:0], ends[:0]
+	}
+	for part := range l.addedParts(warmBatch) {
+		for _, a := range part {
+			if int(a.txid[0])%n != w {
+				continue
+			}
+			if _, dup := seen[a.txid]; dup {
+				continue
+			}
+			var err error
+			if coins, scripts, err = cv.AppendTxCoinsArena(coins[:0], scripts[:0], a.txid); err != nil {
+				return fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
+			}
+			if len(coins) == 0 {
+				continue
+			}
+			seen[a.txid] = struct{}{}
+			for _, c := range coins {
+				buf = utxo.AppendTxOutSer(buf, utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin)
+				ends = append(ends, len(buf))
+			}
+			if len(ends) >= foldBatch {
+				fold()
+			}
+		}
+	}
+	fold()
+	return nil
+}
+
 // materialize folds every pending change into m and empties the record.
 // The coins added are read back from set, which must hold every one of them
 // (it has applied every recorded change); an error leaves m and the record
@@ -405,60 +503,46 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 		}
 		ins = append(ins, sers.add(op, c))
 	}
-	// A listed transaction's unspent outputs are the ones it added (those
-	// spent in the window are gone); one listed twice (an overwrite, a txid
-	// made again after it was spent) is read once.
-	if l.nAdded > 0 {
-		txv, _ := set.(utxo.TxCoinsView)
-		warmer, _ := set.(utxo.Warmer)
-		seen := make(map[wire.Hash]struct{})
-		var coins []utxo.IndexedCoin
-		var batch []wire.Hash
-		for part := range l.addedParts(warmBatch) {
-			if warmer != nil {
-				batch = batch[:0]
-				for _, a := range part {
-					batch = append(batch, a.txid)
-				}
-				warmer.WarmTxids(batch)
-			}
-			for _, a := range part {
-				if _, dup := seen[a.txid]; dup {
-					continue
-				}
-				var err error
-				if coins, err = appendTxCoins(coins[:0], set, txv, a); err != nil {
-					return err
-				}
-				if len(coins) == 0 {
-					continue
-				}
-				seen[a.txid] = struct{}{}
-				for _, c := range coins {
-					ins = append(ins, sers.add(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
-				}
-			}
-		}
-	}
 	rem := append(make([][]byte, 0, len(l.rem)+len(l.extraRem)), l.extraRem...)
 	for _, ser := range l.rem {
 		rem = append(rem, ser)
 	}
-	workers := min(runtime.NumCPU(), max(1, (len(ins)+len(rem))/256))
+	workers := l.workers
+	if workers == 0 {
+		workers = min(runtime.NumCPU(), max(1, (l.nAdded+len(ins)+len(rem))/256))
+	}
+	cv, _ := set.(utxo.ConcurrentTxCoinsView)
+	if cv == nil && l.nAdded > 0 {
+		var err error
+		if ins, err = l.readBack(ins, &sers, set); err != nil {
+			return err
+		}
+	}
 	parts := make([]utxo.MuHash3072, workers)
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			p := &parts[w]
+			if cv != nil && l.nAdded > 0 {
+				if errs[w] = l.foldAdded(p, cv, w, workers); errs[w] != nil {
+					return
+				}
+			}
 			// A contiguous share each, so the batch calls map several
 			// elements per keystream kernel call.
-			p := &parts[w]
 			p.InsertMany(ins[w*len(ins)/workers : (w+1)*len(ins)/workers])
 			p.RemoveMany(rem[w*len(rem)/workers : (w+1)*len(rem)/workers])
 		}()
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	for w := range parts {
 		m.Combine(&parts[w])
 	}

@@ -195,6 +195,22 @@ func (s txCoinSet) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo
 	return dst, nil
 }
 
+// concurrentTxCoinSet is a txCoinSet that also answers
+// utxo.ConcurrentTxCoinsView (a map read by several goroutines at once).
+type concurrentTxCoinSet struct{ txCoinSet }
+
+func (s concurrentTxCoinSet) AppendTxCoinsArena(dst []utxo.IndexedCoin, arena []byte, txid wire.Hash) ([]utxo.IndexedCoin, []byte, error) {
+	for i := range txOutputs(txid) {
+		if c, ok := s.coinSet[utxo.Outpoint{Hash: txid, Index: i}]; ok {
+			start := len(arena)
+			arena = append(arena, c.Script...)
+			c.Script = arena[start:len(arena):len(arena)]
+			dst = append(dst, utxo.IndexedCoin{Index: i, Coin: c})
+		}
+	}
+	return dst, arena, nil
+}
+
 // TestLazyMuHashWindowsMatchDirect runs random chains — spends,
 // transactions of one to three outputs, overwrites, txids made again, reorgs of up to three blocks — through
 // the chainstate's recording protocol (windows kept by height for connects,
@@ -211,10 +227,16 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 	for round := 0; round < 12; round++ {
 		lazy := newLazyMuHash()
 		set := coinSet{}
-		// Odd rounds read transactions back through utxo.TxCoinsView.
+		// A third of the rounds read transactions back through
+		// utxo.TxCoinsView, a third through utxo.ConcurrentTxCoinsView on
+		// three goroutines.
 		var view utxo.View = set
-		if round%2 == 1 {
+		switch round % 3 {
+		case 1:
 			view = txCoinSet{set}
+		case 2:
+			view = concurrentTxCoinSet{txCoinSet{set}}
+			lazy.workers = 3
 		}
 		var direct, got utxo.MuHash3072
 		var chain []chainBlock

@@ -42,6 +42,16 @@ type TxCoinsView interface {
 	AppendTxCoins(dst []IndexedCoin, txid wire.Hash) ([]IndexedCoin, error)
 }
 
+// ConcurrentTxCoinsView is a TxCoinsView that several goroutines may read
+// at once while nothing changes it (the lazy MuHash's read-back runs on
+// every core). AppendTxCoinsArena is AppendTxCoins with the scripts
+// decompressed into the caller's arena (appended, grown as needed, and
+// returned), so that the coins stay valid while the caller keeps arena.
+type ConcurrentTxCoinsView interface {
+	TxCoinsView
+	AppendTxCoinsArena(dst []IndexedCoin, arena []byte, txid wire.Hash) ([]IndexedCoin, []byte, error)
+}
+
 // Entry pairs an outpoint with its coin.
 type Entry struct {
 	Outpoint

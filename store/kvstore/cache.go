@@ -242,6 +242,16 @@ func (c *coinCache) appendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utx
 	return dst, nil
 }
 
+// record returns txid's record (nil when it has no unspent output). It
+// aliases the arena, where a record is never modified in place.
+func (c *coinCache) record(txid wire.Hash) ([]byte, error) {
+	e, err := c.load(txid)
+	if err != nil || e.len() == 0 {
+		return nil, err
+	}
+	return c.arena.get(e), nil
+}
+
 // liveOutputs is the number of unspent outputs of txid.
 func (c *coinCache) liveOutputs(txid wire.Hash) (int, error) {
 	e, err := c.load(txid)

@@ -133,6 +133,23 @@ func (s *Store) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.In
 	return s.coins.appendTxCoins(dst, txid)
 }
 
+// AppendTxCoinsArena implements utxo.ConcurrentTxCoinsView: only the cache
+// lookup holds rmu; the record it finds is never modified in place (a
+// change appends a new copy), so it is decoded outside the lock.
+func (s *Store) AppendTxCoinsArena(dst []utxo.IndexedCoin, arena []byte, txid wire.Hash) ([]utxo.IndexedCoin, []byte, error) {
+	s.rmu.Lock()
+	rec, err := s.coins.record(txid)
+	s.rmu.Unlock()
+	if err != nil || len(rec) == 0 {
+		return dst, arena, err
+	}
+	dst, arena, err = utxo.DecodeRecordArena(rec, dst, arena)
+	if err != nil {
+		return dst, arena, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
+	}
+	return dst, arena, nil
+}
+
 // LiveOutputs implements store.Store.
 func (s *Store) LiveOutputs(txid wire.Hash) (int, error) { return s.coins.liveOutputs(txid) }
 
