@@ -48,9 +48,6 @@ type commonFlags struct {
 	minChainWork string // "" the network's default
 	// index is --index (import and serve only; "" none asked for).
 	index string
-	// noSigCache builds the script engine without a signature cache
-	// (import: see cmdImport).
-	noSigCache bool
 	// scripthashIndex is the datadir's scripthash index once
 	// openChainstate opened it (nil without one).
 	scripthashIndex *shindex.Index
@@ -272,17 +269,9 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	var engine script.Engine
 	switch c.scriptEngine {
 	case "txscript":
-		entries := uint(100_000)
-		if c.noSigCache {
-			entries = 0
-		}
-		engine = script.NewBtcdEngine(script.WithSigCache(entries))
+		engine = script.NewBtcdEngine(script.WithSigCache(100_000))
 	case "utxod", "native":
-		if c.noSigCache {
-			engine = script.NewEngine(script.WithSigCacheEntries(0))
-		} else {
-			engine = script.NewEngine()
-		}
+		engine = script.NewEngine()
 	default:
 		return nil, nil, fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
 	}

@@ -101,10 +101,6 @@ Flags:`)
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
-	// An import meets each signature once, and Core's ConnectBlock never
-	// stores into its signature cache (fCacheResults = fJustCheck), so the
-	// cache's keys, lookups and inserts would be pure cost.
-	c.noSigCache = true
 	cs, closeStore, err := c.openChainstate(log, func(cfg *chainstate.Config) {
 		cfg.MaxOrphanBytes = *orphanMB << 20
 		cfg.DisableMuHash = *noMuHash
