@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"utxod/store"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -46,14 +45,7 @@ func TestAnyUnspentMatchesCoin(t *testing.T) {
 				}
 			}
 			check("cached")
-			var st store.Stats
-			st.SetTip(1, wire.Hash{1})
-			if err := s.Flush(nil, &st); err != nil {
-				t.Fatal(err)
-			}
-			if s.coins.bytes() != 0 {
-				t.Fatal("the flush left records in the cache")
-			}
+			flush(t, s)
 			check("read from the store")
 		})
 	}

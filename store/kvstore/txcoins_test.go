@@ -94,6 +94,8 @@ func TestAppendTxCoinsArenaMatchesCoin(t *testing.T) {
 	}
 }
 
+// flush flushes s at tip 1 (block hash 01…) and requires the cache empty:
+// tests give the store a budget of one byte.
 func flush(t *testing.T, s *Store) {
 	t.Helper()
 	var st store.Stats
