@@ -453,8 +453,8 @@ func (l *lazyMuHash) foldAdded(p *utxo.MuHash3072, cv utxo.ConcurrentTxCoinsView
 		p.InsertMany(batch)
 		buf, ends = buf[:0], ends[:0]
 	}
-	for part := range l.addedParts(warmBatch) {
-		for _, a := range part {
+	for _, chunk := range l.added {
+		for _, a := range chunk {
 			if int(a.txid[0])%n != w {
 				continue
 			}
