@@ -231,15 +231,22 @@ func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
 // appendTxCoins appends the unspent outputs of txid to dst; decompressed
 // scripts go to a buffer the next call reuses.
 func (c *coinCache) appendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
-	e, err := c.load(txid)
-	if err != nil || e.len() == 0 {
+	rec, err := c.record(txid)
+	if err != nil || rec == nil {
 		return dst, err
 	}
-	dst, c.txScripts, err = utxo.DecodeRecordArena(c.arena.get(e), dst, c.txScripts[:0])
+	dst, c.txScripts, err = decodeTxCoins(rec, dst, c.txScripts[:0], txid)
+	return dst, err
+}
+
+// decodeTxCoins appends the coins of txid's record rec to dst, their
+// decompressed scripts to arena.
+func decodeTxCoins(rec []byte, dst []utxo.IndexedCoin, arena []byte, txid wire.Hash) ([]utxo.IndexedCoin, []byte, error) {
+	dst, arena, err := utxo.DecodeRecordArena(rec, dst, arena)
 	if err != nil {
-		return dst, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
+		return dst, arena, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 	}
-	return dst, nil
+	return dst, arena, nil
 }
 
 // record returns txid's record (nil when it has no unspent output). It

@@ -140,14 +140,10 @@ func (s *Store) AppendTxCoinsArena(dst []utxo.IndexedCoin, arena []byte, txid wi
 	s.rmu.Lock()
 	rec, err := s.coins.record(txid)
 	s.rmu.Unlock()
-	if err != nil || len(rec) == 0 {
+	if err != nil || rec == nil {
 		return dst, arena, err
 	}
-	dst, arena, err = utxo.DecodeRecordArena(rec, dst, arena)
-	if err != nil {
-		return dst, arena, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
-	}
-	return dst, arena, nil
+	return decodeTxCoins(rec, dst, arena, txid)
 }
 
 // LiveOutputs implements store.Store.

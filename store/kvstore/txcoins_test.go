@@ -34,6 +34,11 @@ func TestAppendTxCoinsArenaMatchesCoin(t *testing.T) {
 		}
 	}
 	txids = append(txids, wire.Hash{0xdd}) // none
+	// What each read must give: the coins connected, in index order.
+	created := make(map[wire.Hash][]utxo.IndexedCoin)
+	for _, e := range d.Created {
+		created[e.Hash] = append(created[e.Hash], utxo.IndexedCoin{Index: e.Index, Coin: e.Coin})
+	}
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
 			s := New(openKV(t, name, filepath.Join(t.TempDir(), name)), 1) // every flush empties the cache
@@ -52,6 +57,9 @@ func TestAppendTxCoinsArenaMatchesCoin(t *testing.T) {
 						c.Script = append([]byte(nil), c.Script...)
 						out = append(out, utxo.IndexedCoin{Index: i, Coin: c})
 					}
+				}
+				if !reflect.DeepEqual(out, created[txid]) {
+					t.Fatalf("Coin of each index of %x: %v; connected %v", txid[:2], out, created[txid])
 				}
 				return out
 			}
