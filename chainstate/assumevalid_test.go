@@ -111,6 +111,15 @@ func headersOf(t testing.TB, nodes []*blockgen.Node) []wire.Header {
 	return hs
 }
 
+// skipShortRace skips a long sequential test in make test's -race -short
+// pass (it ran in the plain pass; the stream, view and pipeline tests cover
+// the chainstate's goroutines under the race detector).
+func skipShortRace(t *testing.T) {
+	if raceBuild && testing.Short() {
+		t.Skip("sequential; run without -race or without -short")
+	}
+}
+
 func newAV(t testing.TB, st store.Store, av validate.AssumeValid) *Chainstate {
 	p := params.RegTest()
 	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st, AssumeValid: av})
@@ -235,6 +244,7 @@ func heightOrNone(p *int32) int32 {
 }
 
 func TestAssumeValid(t *testing.T) {
+	skipShortRace(t)
 	sig, amount := avFixture(t, "sig"), avFixture(t, "amount")
 	tipHash := sig.nodes[avTip].Hash
 	on := validate.AssumeValid{Block: tipHash}
@@ -421,6 +431,7 @@ func TestHeadersFirstOutOfOrder(t *testing.T) {
 // TestAssumeValidPersists: the assumed height survives a restart (with
 // another setting) on every store.
 func TestAssumeValidPersists(t *testing.T) {
+	skipShortRace(t)
 	ch := avFixture(t, "sig")
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package chainstate
+
+const raceBuild = false
