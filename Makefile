@@ -43,7 +43,7 @@ test: deps-test vet
 # while a worker is busy (go.dev/issue/75804, fixed in Go 1.27). 25000x is
 # 1-5 s per target here. FUZZTIME=2m for longer runs. FuzzDecodeUndo runs
 # without TAGS: the undo codec is pure Go, and instrumenting grocksdb's cgo
-# for it cost a fresh machine about two minutes.
+# for it cost a fresh machine 20 s more.
 FUZZTIME ?= 25000x
 fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzTxDifferential$$' -fuzztime $(FUZZTIME) ./script/
