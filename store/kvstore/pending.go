@@ -6,6 +6,7 @@ import (
 
 	"utxod/backends"
 	"utxod/store"
+	"utxod/store/kvstore/undorec"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -85,7 +86,7 @@ func (s *Store) Undo(block wire.Hash) (*utxo.Delta, error) {
 	if b == nil {
 		return nil, store.ErrNoUndo
 	}
-	d, whole, err := decodeUndo(b)
+	d, whole, err := undorec.Decode(b)
 	if err != nil || whole {
 		return d, err
 	}

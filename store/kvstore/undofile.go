@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 
+	"utxod/store/kvstore/undorec"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -55,14 +56,14 @@ func (s *Store) UseUndoFiles(dir string) error {
 // the KV.
 func (s *Store) putUndo(block wire.Hash, d *utxo.Delta) error {
 	if s.uf == nil {
-		s.setPending(false, block, encodeUndo(nil, d))
+		s.setPending(false, block, undorec.Encode(nil, d))
 		return nil
 	}
 	if err := s.dropLoc(s.uf, s.undoLocs, prefixUndoLoc, block); err != nil {
 		return err
 	}
 	// Encoded straight after its frame, so the append needs no copy.
-	framed := encodeUndo(make([]byte, undoFrameLen), d)
+	framed := undorec.Encode(make([]byte, undoFrameLen), d)
 	rec := framed[undoFrameLen:]
 	copy(framed, block[:])
 	binary.LittleEndian.PutUint32(framed[32:], crc32.Checksum(rec, crc32c))

@@ -9,6 +9,7 @@ import (
 
 	"utxod/backends"
 	"utxod/store"
+	"utxod/store/kvstore/undorec/undotest"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -64,8 +65,8 @@ func TestUndoFiles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: undo of block %d: %v", when, i, err)
 				}
-				sameEntries(t, when+": spent", d.Spent, blocks[i].Spent, true)
-				sameEntries(t, when+": created", d.Created, blocks[i].Created, true)
+				undotest.SameEntries(t, when+": spent", d.Spent, blocks[i].Spent, true)
+				undotest.SameEntries(t, when+": created", d.Created, blocks[i].Created, true)
 			}
 			check("pending", 2)
 			st := g
