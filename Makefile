@@ -57,8 +57,8 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeUndo$$' -fuzztime $(FUZZTIME) ./store/kvstore/undorec/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./address/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./descriptor/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaders$$' -fuzztime $(FUZZTIME) ./follow/
-	$(GO) test -run '^$$' -fuzz '^FuzzCheckBlock$$' -fuzztime $(FUZZTIME) ./follow/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaders$$' -fuzztime $(FUZZTIME) ./follow/fuzz/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckBlock$$' -fuzztime $(FUZZTIME) ./follow/fuzz/
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./snapshot/
 
 # The published Esplora client @mempool/mempool.js (npm) against a test
