@@ -71,6 +71,19 @@ type StreamConfig struct {
 	// assume-valid import pipelines only its verified tail.
 	VerifiedDepth int
 	OnVerified    func()
+	// OwnedBlocks says that next returns a slice of its own for every
+	// block, which the stream keeps (the store may keep it too: PutBlock);
+	// otherwise the stream copies each block, since next may reuse it.
+	OwnedBlocks bool
+}
+
+// cloning returns next with each block's bytes copied, for a next whose
+// slice is reused (StreamConfig.OwnedBlocks false).
+func cloning(next func() ([]byte, int64, error)) func() ([]byte, int64, error) {
+	return func() ([]byte, int64, error) {
+		raw, tag, err := next()
+		return bytes.Clone(raw), tag, err
+	}
 }
 
 // DefaultVerifiedDepth is the import's StreamConfig.VerifiedDepth with
@@ -102,7 +115,7 @@ func (cs *Chainstate) fetchNext(next func() ([]byte, int64, error), prefetch boo
 	if err != nil {
 		return f
 	}
-	f.raw = bytes.Clone(raw)
+	f.raw = raw
 	if prefetch {
 		f.b, f.parseErr = wire.ParseBlock(f.raw)
 		if f.parseErr == nil {
@@ -228,6 +241,9 @@ func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, t
 	depth, untilVerified := cfg.Prefetch, false
 	if depth <= 0 && cfg.AssumedPrefetch > 0 {
 		depth, untilVerified = cfg.AssumedPrefetch, true
+	}
+	if !cfg.OwnedBlocks {
+		next = cloning(next)
 	}
 	fetch, stopFetch := cs.fetcher(depth, next)
 	defer func() { stopFetch() }()

@@ -26,22 +26,35 @@ func NewBlockFileReader(r io.Reader, magic [4]byte) *BlockFileReader {
 }
 
 // Next returns the next block's raw bytes and the file offset of its magic.
-// The returned slice is valid until the next call to Next. At the end of the
-// input it returns io.EOF.
+// The returned slice is valid until the next call to Next or NextOwned. At
+// the end of the input it returns io.EOF.
 func (f *BlockFileReader) Next() ([]byte, int64, error) {
+	raw, start, err := f.read(f.buf)
+	if err == nil {
+		f.buf = raw
+	}
+	return raw, start, err
+}
+
+// NextOwned is Next into a fresh slice the caller owns: one copy out of the
+// read buffer, where Next and a copy of its bytes make two.
+func (f *BlockFileReader) NextOwned() ([]byte, int64, error) { return f.read(nil) }
+
+// read reads the next block into buf, grown if it is too small.
+func (f *BlockFileReader) read(buf []byte) ([]byte, int64, error) {
 	n, start, err := nextRecord(f.r, f.magic, &f.offset)
 	if err != nil {
 		return nil, 0, err
 	}
-	if cap(f.buf) < int(n) {
-		f.buf = make([]byte, n)
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
 	}
-	f.buf = f.buf[:n]
-	if _, err := io.ReadFull(f.r, f.buf); err != nil {
+	buf = buf[:n]
+	if _, err := io.ReadFull(f.r, buf); err != nil {
 		return nil, 0, fmt.Errorf("%w: block of %d bytes at offset %d", ErrTruncated, n, start)
 	}
 	f.offset += int64(n)
-	return f.buf, start, nil
+	return buf, start, nil
 }
 
 // nextRecord scans r for the next record's framing as Core's
@@ -135,13 +148,13 @@ func ReadAllBlocks(r io.Reader, magic [4]byte) ([][]byte, error) {
 	fr := NewBlockFileReader(r, magic)
 	var out [][]byte
 	for {
-		raw, _, err := fr.Next()
+		raw, _, err := fr.NextOwned()
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
 			return out, err
 		}
-		out = append(out, append([]byte(nil), raw...))
+		out = append(out, raw)
 	}
 }

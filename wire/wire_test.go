@@ -357,3 +357,55 @@ func TestParseReuseAllocsNothing(t *testing.T) {
 		t.Fatalf("%v allocations per re-parse", n)
 	}
 }
+
+// TestBlockFileNextOwned: NextOwned and Next, interleaved, read the blocks
+// of the bundled mainnet file in order, with the offsets Next alone gives,
+// and the slices NextOwned returned stay intact while later blocks are read
+// (Next's buffer is reused, NextOwned's are the caller's).
+func TestBlockFileNextOwned(t *testing.T) {
+	data, err := os.ReadFile("../testdata/mainnet/blk_0_to_14131.dat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = data[:400_000]
+	type rec struct {
+		hash Hash
+		off  int64
+	}
+	var want []rec
+	plain := NewBlockFileReader(bytes.NewReader(data), mainMagic)
+	for {
+		raw, off, err := plain.Next()
+		if err != nil {
+			break
+		}
+		want = append(want, rec{DoubleSHA256(raw[:HeaderSize]), off})
+	}
+	if len(want) < 100 {
+		t.Fatalf("%d blocks read", len(want))
+	}
+	mixed := NewBlockFileReader(bytes.NewReader(data), mainMagic)
+	var owned [][]byte
+	var ownedAt []int
+	for i := range want {
+		next := mixed.Next
+		if i%3 != 0 {
+			next = mixed.NextOwned
+		}
+		raw, off, err := next()
+		if err != nil {
+			t.Fatalf("block %d: %v", i, err)
+		}
+		if got := (rec{DoubleSHA256(raw[:HeaderSize]), off}); got != want[i] {
+			t.Fatalf("block %d: %v, want %v", i, got, want[i])
+		}
+		if i%3 != 0 {
+			owned, ownedAt = append(owned, raw), append(ownedAt, i)
+		}
+	}
+	for k, raw := range owned {
+		if DoubleSHA256(raw[:HeaderSize]) != want[ownedAt[k]].hash {
+			t.Fatalf("block %d's owned bytes changed by later reads", ownedAt[k])
+		}
+	}
+}

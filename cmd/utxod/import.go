@@ -136,7 +136,7 @@ Flags:`)
 	src := &blockSource{files: files, key: key, magic: p.Magic}
 	defer src.close()
 	rejected := false
-	scfg := chainstate.StreamConfig{Depth: *pipeline, StopHeight: int32(*stopHeight), Prefetch: *prefetch}
+	scfg := chainstate.StreamConfig{Depth: *pipeline, StopHeight: int32(*stopHeight), Prefetch: *prefetch, OwnedBlocks: true}
 	if *prefetch < 0 {
 		scfg.Prefetch, scfg.AssumedPrefetch = 0, chainstate.DefaultAssumedPrefetch
 	}
@@ -220,6 +220,7 @@ type blockPos struct {
 	bytes int64 // file bytes this block accounts for in the progress meter
 }
 
+// next returns the next block in a fresh slice (StreamConfig.OwnedBlocks).
 func (s *blockSource) next() ([]byte, int64, error) {
 	for {
 		if s.r == nil {
@@ -233,7 +234,7 @@ func (s *blockSource) next() ([]byte, int64, error) {
 			s.f, s.end = f, 0
 			s.r = wire.NewBlockFileReader(wire.NewXORReader(f, s.key), s.magic)
 		}
-		raw, off, err := s.r.Next()
+		raw, off, err := s.r.NextOwned()
 		if errors.Is(err, io.EOF) {
 			s.carry += fileSize(s.f) - s.end
 			s.close()
