@@ -38,7 +38,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	startProfile := profileFlags(fs)
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
-	prefetch := fs.Int("prefetch", 0, fmt.Sprintf("read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off; -1: %d while blocks connect with their scripts assumed valid, then off, since with every script verified both cores verify signatures and reading ahead only costs; opt-in: docs/benchmarks/nonsig.md, session 11)", chainstate.DefaultAssumedPrefetch))
+	prefetch := fs.Int("prefetch", defaultPrefetch, fmt.Sprintf("read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off; -1: %d while blocks connect with their scripts assumed valid, then off, since with every script verified both cores verify signatures and reading ahead only costs; gate prefetch-owned-s16 in docs/benchmarks/nonsig.md)", chainstate.DefaultAssumedPrefetch))
 	pipeline := fs.Int("pipeline", -1, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (-1: 1 from the first block whose scripts are verified, with one more P than GOMAXPROCS unless the environment sets it, and 0 while scripts are assumed valid, where there is nothing to overlap; 0: off, each block is fully verified before the next is read; gate pipeline-verified-s13 in docs/benchmarks/nonsig.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
@@ -219,6 +219,10 @@ type blockPos struct {
 	off   int64 // offset of the block's framing in its file
 	bytes int64 // file bytes this block accounts for in the progress meter
 }
+
+// defaultPrefetch is --prefetch's default: read ahead only while scripts
+// are assumed valid (gate prefetch-owned-s16).
+const defaultPrefetch = -1
 
 // next returns the next block in a fresh slice (StreamConfig.OwnedBlocks).
 func (s *blockSource) next() ([]byte, int64, error) {
