@@ -177,7 +177,7 @@ bench-storage:
 	python3 internal/storebench/report.py $(STOREBENCH_OUT) $(STOREBENCH_OUT)/storage-growth.svg
 
 # Issue 19's assume-valid side by side (docs/benchmarks/nonsig.md): btcdreplay with a checkpoint at the tip
-# against utxod's defaults and its opt-in --prefetch 1 on every store, NONSIG_ROUNDS rounds, order
+# against utxod's defaults and the control arm --prefetch 0 on every store, NONSIG_ROUNDS rounds, order
 # reversed each round, on the early corpus of 440k inputs buried under 2017 coinbase-only blocks (generated unless
 # NONSIG_CORPUS exists). ≈ 2 min with the defaults on 2 cores.
 .PHONY: bench-nonsig

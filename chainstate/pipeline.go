@@ -91,7 +91,7 @@ func cloning(next func() ([]byte, int64, error)) func() ([]byte, int64, error) {
 const DefaultVerifiedDepth = 1
 
 // DefaultAssumedPrefetch is the import's StreamConfig.AssumedPrefetch
-// with --prefetch -1 (opt-in: gates assumed-prefetch-s11 and -s11b).
+// with --prefetch -1, the import's default (gate prefetch-owned-s16).
 const DefaultAssumedPrefetch = 1
 
 // fetched is one block of a stream: next's answer and, when prefetched,
