@@ -26,8 +26,8 @@ func NewBlockFileReader(r io.Reader, magic [4]byte) *BlockFileReader {
 }
 
 // Next returns the next block's raw bytes and the file offset of its magic.
-// The returned slice is valid until the next call to Next or NextOwned. At
-// the end of the input it returns io.EOF.
+// The returned slice is valid until the next call to Next (NextOwned does
+// not reuse it). At the end of the input it returns io.EOF.
 func (f *BlockFileReader) Next() ([]byte, int64, error) {
 	raw, start, err := f.read(f.buf)
 	if err == nil {
