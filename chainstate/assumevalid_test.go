@@ -11,6 +11,7 @@ import (
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
 	"utxod/internal/blockgen"
+	"utxod/internal/raceflag"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
@@ -115,7 +116,7 @@ func headersOf(t testing.TB, nodes []*blockgen.Node) []wire.Header {
 // pass (it ran in the plain pass; the stream, view and pipeline tests cover
 // the chainstate's goroutines under the race detector).
 func skipShortRace(t *testing.T) {
-	if raceBuild && testing.Short() {
+	if raceflag.Enabled && testing.Short() {
 		t.Skip("sequential; run without -race or without -short")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/txscript/v2"
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
+	"utxod/internal/raceflag"
 	"utxod/wire"
 )
 
@@ -81,7 +82,7 @@ func synthetic(t testing.TB, kind string, seed uint64) (*wire.Tx, []wire.TxOut) 
 // TestNativeZeroAlloc: the P2PKH, P2WPKH and P2TR key-path paths allocate
 // nothing per input (after the per-transaction midstates).
 func TestNativeZeroAlloc(t *testing.T) {
-	if raceEnabled {
+	if raceflag.Enabled {
 		t.Skip("allocation counts are inflated by the race detector")
 	}
 	for _, kind := range []string{"p2pkh", "p2wpkh", "p2tr"} {

@@ -1,5 +1,0 @@
-//go:build !race
-
-package chainstate
-
-const raceBuild = false
