@@ -23,6 +23,8 @@ type NativeEngine struct {
 	verifier SigVerifier
 	cache    *SigCache
 	cacheSet bool
+	// noStore: look signatures up but never insert (WithSigCacheStore).
+	noStore bool
 }
 
 // Option configures a NativeEngine.
@@ -55,6 +57,17 @@ func WithSigCacheEntries(n int) Option {
 			e.cache = NewSigCache(n)
 		}
 	}
+}
+
+// WithSigCacheStore(false) makes the engine look valid signatures up in its
+// cache without ever inserting them, as Core's ConnectBlock does
+// (CachingTransactionSignatureChecker with store = fCacheResults =
+// fJustCheck, validation.cpp): an import meets each signature once, so
+// inserting only costs. While the cache holds no entry at all, the lookup
+// itself (a key hash and a random read of the table) is skipped. The
+// default is true.
+func WithSigCacheStore(store bool) Option {
+	return func(e *NativeEngine) { e.noStore = !store }
 }
 
 // defaultCache is created on first use by an engine without an explicit
@@ -196,3 +209,7 @@ func (p *nativeTx) VerifyInput(i int, flags Flags) (err error) {
 	}
 	return nil
 }
+
+// StoresSignatures reports whether verified signatures go into the cache
+// (false with WithSigCacheStore(false) or without a cache).
+func (e *NativeEngine) StoresSignatures() bool { return e.cache != nil && !e.noStore }

@@ -180,6 +180,39 @@ func TestSigCache(t *testing.T) {
 	if n := cv.ecdsa.Load() - base; n != first {
 		t.Errorf("cache-less pass verified %d signatures, want %d", n, first)
 	}
+	// Look-up-only engines (an import, as Core's ConnectBlock): on a fresh
+	// cache every signature is verified on every pass and nothing is
+	// stored; on the warm cache they hit like a storing engine.
+	fresh := NewSigCache(1 << 16)
+	for pass := 0; pass < 2; pass++ {
+		base = cv.ecdsa.Load()
+		run(NewEngine(WithSigVerifier(cv), WithSignatureCache(fresh), WithSigCacheStore(false)))
+		if n := cv.ecdsa.Load() - base; n != first {
+			t.Errorf("look-up-only pass %d on a fresh cache verified %d signatures, want %d", pass, n, first)
+		}
+	}
+	if !fresh.empty() {
+		t.Error("a look-up-only engine inserted into its cache")
+	}
+	// Once another engine stored a signature the cache is looked up, and
+	// still nothing of the block's is stored.
+	otx, opv := synthetic(t, "p2wpkh", 5)
+	ov, _ := NewEngine(WithSignatureCache(fresh)).Prepare(otx, opv)
+	if err := ov.VerifyInput(0, Mandatory); err != nil || fresh.empty() {
+		t.Fatalf("storing engine: %v, cache still empty %v", err, fresh.empty())
+	}
+	for pass := 0; pass < 2; pass++ {
+		base = cv.ecdsa.Load()
+		run(NewEngine(WithSigVerifier(cv), WithSignatureCache(fresh), WithSigCacheStore(false)))
+		if n := cv.ecdsa.Load() - base; n != first {
+			t.Errorf("look-up-only pass %d on a non-empty cache verified %d signatures, want %d", pass, n, first)
+		}
+	}
+	base = cv.ecdsa.Load()
+	run(NewEngine(WithSigVerifier(cv), WithSignatureCache(cache), WithSigCacheStore(false)))
+	if n := cv.ecdsa.Load() - base; n != second {
+		t.Errorf("look-up-only engine on the warm cache verified %d signatures, want %d", n, second)
+	}
 	t.Logf("block 277647: %d ECDSA verifications cold, %d with a warm cache (failed multisig trials)", first, second)
 	// Taproot: valid cached, invalid never cached.
 	for _, kind := range []string{"p2tr", "p2wpkh"} {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 )
 
 // SigCache remembers valid signatures so that a transaction verified once
@@ -25,6 +26,9 @@ type SigCache struct {
 	salt   [64]byte // nonce || padding (padding byte replaced per kind)
 	shards [256]sigCacheShard
 	mask   uint64 // buckets per shard - 1
+	// filled is set by the first insertion: until then every lookup
+	// misses, and engines that never insert skip it (WithSigCacheStore).
+	filled atomic.Bool
 }
 
 type sigCacheShard struct {
@@ -88,6 +92,9 @@ func (c *SigCache) locate(k *[32]byte) (*sigCacheShard, uint64) {
 	return &c.shards[k[8]], h & c.mask
 }
 
+// empty reports whether nothing was ever inserted (every lookup misses).
+func (c *SigCache) empty() bool { return !c.filled.Load() }
+
 // contains reports whether k is cached.
 func (c *SigCache) contains(k *[32]byte) bool {
 	s, b := c.locate(k)
@@ -100,6 +107,9 @@ func (c *SigCache) contains(k *[32]byte) bool {
 
 // insert stores k, evicting a way chosen by the key if the bucket is full.
 func (c *SigCache) insert(k *[32]byte) {
+	if !c.filled.Load() {
+		c.filled.Store(true)
+	}
 	s, b := c.locate(k)
 	s.mu.Lock()
 	bk := &s.buckets[b]

@@ -26,7 +26,7 @@ func (m *vm) checkECDSA(sig, pub, scriptCode []byte, sv sigVersion) bool {
 		m.bip143SigHash(scriptCode, ht)
 	}
 	e := m.p.eng
-	if e.cache == nil {
+	if !e.lookups() {
 		return e.verifier.VerifyECDSA(pub, der, m.sum)
 	}
 	k := e.cache.ecdsaKey(m.scratch, &m.sum, pub, der)
@@ -36,8 +36,17 @@ func (m *vm) checkECDSA(sig, pub, scriptCode []byte, sv sigVersion) bool {
 	if !e.verifier.VerifyECDSA(pub, der, m.sum) {
 		return false
 	}
-	e.cache.insert(&k)
+	if !e.noStore {
+		e.cache.insert(&k)
+	}
 	return true
+}
+
+// lookups reports whether a signature is looked up in the cache: there is
+// one, and it may hold an entry (an engine that inserts always looks, so
+// that its first insertion is not lost).
+func (e *NativeEngine) lookups() bool {
+	return e.cache != nil && (!e.noStore || !e.cache.empty())
 }
 
 // checkSchnorr is Core's CheckSchnorrSignature; pub is 32 bytes.
@@ -58,7 +67,8 @@ func (m *vm) checkSchnorr(sig, pub []byte, sv sigVersion) string {
 	}
 	e := m.p.eng
 	var k [32]byte
-	if e.cache != nil {
+	look := e.lookups()
+	if look {
 		k = e.cache.schnorrKey(m.scratch, &m.sum, pub, sig)
 		if e.cache.contains(&k) {
 			return ""
@@ -67,7 +77,7 @@ func (m *vm) checkSchnorr(sig, pub []byte, sv sigVersion) string {
 	if !e.verifier.VerifySchnorr([32]byte(pub), [64]byte(sig), m.sum) {
 		return "SCHNORR_SIG"
 	}
-	if e.cache != nil {
+	if look && !e.noStore {
 		e.cache.insert(&k)
 	}
 	return ""

@@ -51,9 +51,8 @@ type ScriptCheck struct {
 	jobs          []scriptJob
 	tasks         []scriptTask
 	nJobs, nTasks int
-	verifiers     []script.TxVerifier
+	verifiers     []script.TxVerifier // prepared by add, before publishing
 	prepErr       []error
-	once          []sync.Once
 	errs          []error
 
 	avail     atomic.Int64 // tasks published
@@ -85,7 +84,6 @@ func (v *Validator) newScriptCheck(maxJobs, maxTasks int, flags script.Flags) *S
 	c.tasks = make([]scriptTask, maxTasks)
 	c.verifiers = make([]script.TxVerifier, maxJobs)
 	c.prepErr = make([]error, maxJobs)
-	c.once = make([]sync.Once, maxJobs)
 	c.errs = make([]error, maxTasks)
 	sem := v.slots()
 	for w := min(cap(sem), maxTasks); w > 0; w-- { // none with one worker: Wait does it all
@@ -104,6 +102,9 @@ func (v *Validator) newScriptCheck(maxJobs, maxTasks int, flags script.Flags) *S
 func (c *ScriptCheck) add(tx *wire.Tx, prevouts []wire.TxOut) {
 	j := c.nJobs
 	c.jobs[j] = scriptJob{tx: tx, prevouts: prevouts}
+	// Prepared here, while tx is in this core's cache, rather than by the
+	// first worker to claim one of its inputs (a sync.Once per job).
+	c.verifiers[j], c.prepErr[j] = c.v.Engine.Prepare(tx, prevouts)
 	c.nJobs++
 	for i := range tx.Inputs {
 		c.tasks[c.nTasks] = scriptTask{int32(j), int32(i)}
@@ -199,10 +200,6 @@ func (c *ScriptCheck) work() {
 
 func (c *ScriptCheck) run(k int64) {
 	t := c.tasks[k]
-	job := &c.jobs[t.job]
-	c.once[t.job].Do(func() {
-		c.verifiers[t.job], c.prepErr[t.job] = c.v.Engine.Prepare(job.tx, job.prevouts)
-	})
 	err := c.prepErr[t.job]
 	if err == nil {
 		err = c.verifiers[t.job].VerifyInput(int(t.input), c.flags)

@@ -48,6 +48,9 @@ type commonFlags struct {
 	minChainWork string // "" the network's default
 	// index is --index (import and serve only; "" none asked for).
 	index string
+	// sigCacheLookupOnly: the engine never stores into its signature cache
+	// (import: see cmdImport).
+	sigCacheLookupOnly bool
 	// scripthashIndex is the datadir's scripthash index once
 	// openChainstate opened it (nil without one).
 	scripthashIndex *shindex.Index
@@ -271,7 +274,7 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	case "txscript":
 		engine = script.NewBtcdEngine(script.WithSigCache(100_000))
 	case "utxod", "native":
-		engine = script.NewEngine()
+		engine = script.NewEngine(script.WithSigCacheStore(!c.sigCacheLookupOnly))
 	default:
 		return nil, nil, fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
 	}

@@ -101,6 +101,11 @@ Flags:`)
 		fmt.Fprintln(stderr, "utxod import:", err)
 		return 2
 	}
+	// An import meets each signature once: as Core's ConnectBlock
+	// (fCacheResults = fJustCheck), it never stores into the signature
+	// cache, so its lookups of the empty cache are skipped too. The table
+	// stays allocated, as a serving node's.
+	c.sigCacheLookupOnly = true
 	cs, closeStore, err := c.openChainstate(log, func(cfg *chainstate.Config) {
 		cfg.MaxOrphanBytes = *orphanMB << 20
 		cfg.DisableMuHash = *noMuHash
