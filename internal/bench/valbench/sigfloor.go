@@ -171,9 +171,9 @@ type CountResult struct {
 }
 
 // CountSignatures imports the corpus into a fresh in-memory chainstate the
-// way `utxod import` does (the same chainstate, validator and default
-// script engine: script.NewEngine with a fresh signature cache of the
-// default size) with a CountingVerifier around script.DefaultSigVerifier
+// way `utxod import` does (the same chainstate, validator and script
+// engine: script.NewEngine with a fresh signature cache of the default size
+// that, as the import's, is looked up but never stored into) with a CountingVerifier around script.DefaultSigVerifier
 // (libsecp256k1 when compiled in), and returns the verifications performed
 // and up to samples successful signatures of each kind. MuHash is off: it
 // does not change what is verified.
@@ -198,14 +198,14 @@ type importRun struct {
 }
 
 // importCorpus imports the corpus into a fresh in-memory chainstate (MuHash
-// off) with an engine on verifier v and a fresh default-size signature
-// cache, as CountSignatures describes.
+// off) with an engine on verifier v and a fresh default-size, look-up-only
+// signature cache, as CountSignatures describes.
 func importCorpus(ctx context.Context, corpus, network string, v script.SigVerifier) (*importRun, error) {
 	p, err := params.ByName(network)
 	if err != nil {
 		return nil, err
 	}
-	eng := script.NewEngine(script.WithSigVerifier(v), script.WithSigCacheEntries(script.DefaultSigCacheEntries))
+	eng := script.NewEngine(script.WithSigVerifier(v), script.WithSigCacheEntries(script.DefaultSigCacheEntries), script.WithSigCacheStore(false))
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, eng, nil),
 		Store: store.NewMem(), DisableMuHash: true, MaxOrphanBytes: 2048 << 20})
 	if err != nil {
