@@ -117,8 +117,9 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 	}
 }
 
-// slowEngine delays one transaction's inputs so the blocks after it
-// connect while its scripts are pending.
+// slowEngine delays each input of one transaction in its verification
+// (not in Prepare, which runs on the connecting goroutine as the check is
+// filled) so the blocks after it connect while its scripts are pending.
 type slowEngine struct {
 	script.Engine
 	slow wire.Hash
@@ -127,9 +128,16 @@ type slowEngine struct {
 func (e slowEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (script.TxVerifier, error) {
 	v, err := e.Engine.Prepare(tx, prevouts)
 	if err == nil && tx.TxID == e.slow {
-		time.Sleep(200 * time.Millisecond)
+		v = slowVerifier{v}
 	}
 	return v, err
+}
+
+type slowVerifier struct{ script.TxVerifier }
+
+func (v slowVerifier) VerifyInput(i int, flags script.Flags) error {
+	time.Sleep(200 * time.Millisecond)
+	return v.TxVerifier.VerifyInput(i, flags)
 }
 
 // witnessSpend finds the first transaction of b with a witness signature.
