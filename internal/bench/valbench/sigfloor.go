@@ -382,10 +382,9 @@ func (k *KindCost) time(samples, batches int, perBatch time.Duration, verify fun
 				}
 				n++
 			}
-			// As the import's script workers do (validate.yieldEvery):
-			// without a reschedule sysmon retakes the P every 10 ms and
-			// polls every 20 µs, which the measurement would include.
-			runtime.Gosched()
+			// No reschedule here: with one thread verifying, the other
+			// core absorbs sysmon's polling, and a Gosched of a locked
+			// thread costs about 1 % (timeThreads does reschedule).
 			wall = time.Since(start)
 		}
 		cpu := bench.ThreadCPU() - cpu0
@@ -519,7 +518,11 @@ func timeThreads(threads, n int, perBatch time.Duration, verify func(i int) bool
 					i++
 					k++
 				}
-				runtime.Gosched() // as in KindCost.time
+				// As the import's script workers do (validate.yieldEvery):
+				// without it sysmon retakes each P every 10 ms and polls
+				// every 20 µs, preempting the verifiers (about 1.76x
+				// instead of 2x).
+				runtime.Gosched()
 			}
 			counts[t] = k
 		}()
