@@ -16,12 +16,6 @@ import (
 // it finished (its block's verdict no longer matters).
 var ErrCheckCancelled = errors.New("validate: script check cancelled")
 
-// scriptJob is one transaction whose inputs await script verification.
-type scriptJob struct {
-	tx       *wire.Tx
-	prevouts []wire.TxOut
-}
-
 type scriptTask struct{ job, input int32 }
 
 // yieldEvery is how many inputs a worker verifies between reschedules
@@ -50,13 +44,15 @@ const noFailure = math.MaxInt64
 type ScriptCheck struct {
 	v     *Validator
 	flags script.Flags
-	// jobs and tasks have their final length from the start: workers read
-	// the published prefix (tasks[:avail]) while add writes beyond it, at
-	// nJobs and nTasks (the adder's alone).
-	jobs          []scriptJob
+	// txs, verifiers and tasks have their final length from the start:
+	// workers read the published prefix (tasks[:avail]) while add writes
+	// beyond it, at nJobs and nTasks (the adder's alone). A job is one
+	// transaction, prepared by add before its inputs are published; its
+	// verifier holds the prevouts.
+	txs           []*wire.Tx
 	tasks         []scriptTask
 	nJobs, nTasks int
-	verifiers     []script.TxVerifier // prepared by add, before publishing
+	verifiers     []script.TxVerifier
 	prepErr       []error
 	errs          []error
 
@@ -85,7 +81,7 @@ func (v *Validator) newScriptCheck(maxJobs, maxTasks int, flags script.Flags) *S
 		c.seal()
 		return c
 	}
-	c.jobs = make([]scriptJob, maxJobs)
+	c.txs = make([]*wire.Tx, maxJobs)
 	c.tasks = make([]scriptTask, maxTasks)
 	c.verifiers = make([]script.TxVerifier, maxJobs)
 	c.prepErr = make([]error, maxJobs)
@@ -106,7 +102,7 @@ func (v *Validator) newScriptCheck(maxJobs, maxTasks int, flags script.Flags) *S
 // inputs together must fit the capacities given to newScriptCheck.
 func (c *ScriptCheck) add(tx *wire.Tx, prevouts []wire.TxOut) {
 	j := c.nJobs
-	c.jobs[j] = scriptJob{tx: tx, prevouts: prevouts}
+	c.txs[j] = tx
 	// Prepared here, while tx is in this core's cache, rather than by the
 	// first worker to claim one of its inputs (a sync.Once per job).
 	c.verifiers[j], c.prepErr[j] = c.v.Engine.Prepare(tx, prevouts)
@@ -261,6 +257,6 @@ func (c *ScriptCheck) Wait() error {
 		return nil
 	}
 	t := c.tasks[k]
-	tx := c.jobs[t.job].tx
+	tx := c.txs[t.job]
 	return &RuleError{Reason: script.RejectReason(c.errs[k]), Detail: "tx " + tx.TxID.String() + " input " + strconv.Itoa(int(t.input)) + ": " + c.errs[k].Error()}
 }

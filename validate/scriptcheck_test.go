@@ -36,6 +36,13 @@ func (v failVerifier) VerifyInput(i int, _ script.Flags) error {
 	return nil
 }
 
+// scriptJob is one transaction and its prevouts, as ScriptCheck.add takes
+// them.
+type scriptJob struct {
+	tx       *wire.Tx
+	prevouts []wire.TxOut
+}
+
 // startScripts queues the inputs of jobs in one sealed check.
 func (v *Validator) startScripts(jobs []scriptJob, flags script.Flags) *ScriptCheck {
 	n := 0
