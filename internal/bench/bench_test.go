@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -76,7 +77,8 @@ func shArm(name, script string) Arm {
 
 // The runner measures real children in private directories, in ABBA order,
 // skips an arm after its failure (or stops the schedule with
-// StopOnFailure), and keeps stderr only for failed runs.
+// StopOnFailure), runs AfterRound after each round it completes, and
+// keeps stderr only for failed runs.
 func TestRunner(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
@@ -87,8 +89,11 @@ func TestRunner(t *testing.T) {
 	}
 	for _, stop := range []bool{false, true} {
 		workdir := t.TempDir()
-		r := &Runner{Workdir: workdir, Prefix: "run-", StopOnFailure: stop}
 		var got []string
+		r := &Runner{Workdir: workdir, Prefix: "run-", StopOnFailure: stop, AfterRound: func(_ context.Context, round int) error {
+			got = append(got, fmt.Sprintf("after%d", round))
+			return nil
+		}}
 		recs := map[string][]Record{}
 		err := r.Run(context.Background(), arms, 2, func(s Step, rec *Record) Outcome {
 			got = append(got, fmt.Sprintf("%s#%d@%d/%d", s.Arm, s.Index, s.Seq, s.Of))
@@ -101,7 +106,7 @@ func TestRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "[ok#1@1/4 bad#1@2/4 ok#2@4/4]"
+		want := "[ok#1@1/4 bad#1@2/4 after1 ok#2@4/4 after2]"
 		if stop {
 			want = "[ok#1@1/4 bad#1@2/4]"
 		}
@@ -121,6 +126,13 @@ func TestRunner(t *testing.T) {
 		if left, _ := os.ReadDir(workdir); len(left) != 0 {
 			t.Errorf("run directories left behind: %v", left)
 		}
+	}
+	// AfterRound's error ends the schedule.
+	boom := errors.New("boom")
+	r := &Runner{Workdir: t.TempDir(), AfterRound: func(context.Context, int) error { return boom }}
+	n := 0
+	if err := r.Run(context.Background(), arms[:1], 3, func(Step, *Record) Outcome { n++; return Measured }); !errors.Is(err, boom) || n != 1 {
+		t.Fatalf("Run = %v after %d runs, want boom after 1", err, n)
 	}
 }
 

@@ -77,6 +77,10 @@ type Runner struct {
 	StopOnFailure bool
 	// Log receives a line per run (nil: discarded).
 	Log *slog.Logger
+	// AfterRound, if set, runs after each round's runs (round is 1-based);
+	// its error ends Run. A measurement taken there is settled in the
+	// same state of the host as the round it follows.
+	AfterRound func(ctx context.Context, round int) error
 
 	warm bool // a run was measured: the next one waits Cooldown first
 }
@@ -96,7 +100,7 @@ func Order(names []string, rounds int) [][]string {
 
 // Run runs rounds rounds of arms in Order. judge classifies each finished
 // run (it may parse rec.Stdout and rec.Fail it) and keeps what it needs of
-// the record. Run returns an error only when ctx ends.
+// the record. Run returns an error only when ctx ends or AfterRound fails.
 func (r *Runner) Run(ctx context.Context, arms []Arm, rounds int, judge func(Step, *Record) Outcome) error {
 	log := r.Log
 	if log == nil {
@@ -151,6 +155,11 @@ func (r *Runner) Run(ctx context.Context, arms []Arm, rounds int, judge func(Ste
 					return nil
 				}
 				skip[name] = true
+			}
+		}
+		if r.AfterRound != nil {
+			if err := r.AfterRound(ctx, round+1); err != nil {
+				return err
 			}
 		}
 	}

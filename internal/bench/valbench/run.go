@@ -68,8 +68,10 @@ type Config struct {
 	Floor       bool
 	SigFreeRuns int
 	// Samples is the number of corpus signatures of each kind kept for the
-	// timing loop; VerifyBatches timed batches of at least VerifyBatch run
-	// before and again after the rounds.
+	// timing loop; VerifyBatches timed one-thread batches of at least
+	// VerifyBatch run before the rounds and again after each round (the
+	// floor uses the latter), and as many parallel pairs before and after
+	// the rounds.
 	Samples       int
 	VerifyBatches int
 	VerifyBatch   time.Duration
@@ -117,8 +119,12 @@ type ArmResult struct {
 	BtcdCPU  float64 `json:"btcd_over_arm_cpu"`
 	// WallOverFloor is the wall median / Floor.Seconds; CPUOverSigCPU the
 	// CPU median / Floor.CPUSeconds (0 without a floor).
-	WallOverFloor float64 `json:"wall_over_floor"`
-	CPUOverSigCPU float64 `json:"cpu_over_sig_cpu"`
+	// WallOverRoundFloor is the median over the runs of each run's wall /
+	// the floor timed right after its round (Floor.RoundSeconds): paired,
+	// so a slow spell of the host moves both sides.
+	WallOverFloor      float64 `json:"wall_over_floor"`
+	WallOverRoundFloor float64 `json:"wall_over_round_floor"`
+	CPUOverSigCPU      float64 `json:"cpu_over_sig_cpu"`
 }
 
 // Result is the whole benchmark.
@@ -271,7 +277,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		runtime.GC()
-		if res.VerifyCost, err = MeasureVerifyCost(verifier, samplesE, samplesS, cfg.VerifyBatches, cfg.VerifyBatch, nil); err != nil {
+		if res.VerifyCost, err = MeasureVerifyCost(verifier, samplesE, samplesS, 0, cfg.VerifyBatches, cfg.VerifyBatch, nil); err != nil {
 			return nil, err
 		}
 		if res.Parallel, err = MeasureParallelVerify(verifier, cnt.Count, samplesE, samplesS, runtime.NumCPU(), cfg.VerifyBatches, cfg.VerifyBatch, nil); err != nil {
@@ -297,6 +303,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		byName[res.Arms[i].Name] = &res.Arms[i]
 	}
 	runner := &bench.Runner{Workdir: cfg.Workdir, Prefix: "valbench-", Cooldown: cfg.Cooldown, RunTimeout: cfg.RunTimeout, Log: log}
+	if cfg.Floor && res.VerifyCost != nil {
+		runner.AfterRound = func(_ context.Context, round int) error {
+			runtime.GC()
+			_, err := MeasureVerifyCost(verifier, samplesE, samplesS, round, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost)
+			return err
+		}
+	}
 	err = runner.Run(ctx, runArms, cfg.Rounds, func(s bench.Step, rec *bench.Record) bench.Outcome {
 		ar := byName[s.Arm]
 		rr := RunResult{Arm: s.Arm, Round: s.Round, Seq: s.Seq, Load1: s.Load1}
@@ -323,16 +336,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	if cfg.Floor && res.VerifyCost != nil {
-		runtime.GC()
-		if _, err := MeasureVerifyCost(verifier, samplesE, samplesS, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost); err != nil {
-			return nil, err
-		}
 		if res.Parallel != nil {
 			if _, err := MeasureParallelVerify(verifier, res.Count.Count, samplesE, samplesS, runtime.NumCPU(), cfg.VerifyBatches, cfg.VerifyBatch, res.Parallel); err != nil {
 				return nil, err
 			}
 		}
-		f := ComputeFloor(res.Count.Count, res.VerifyCost, runtime.NumCPU())
+		f := ComputeFloor(res.Count.Count, res.VerifyCost, runtime.NumCPU(), cfg.Rounds)
 		res.Floor = &f
 		if res.Parallel != nil {
 			res.Parallel.finish(f)
@@ -403,6 +412,13 @@ func summarise(res *Result) {
 		if f := res.Floor; f != nil {
 			ar.WallOverFloor = bench.Ratio(ar.WallMedianS, f.Seconds)
 			ar.CPUOverSigCPU = bench.Ratio(ar.CPUMedianS, f.CPUSeconds)
+			var paired []float64
+			for _, r := range ar.Runs {
+				if r.Round >= 1 && r.Round <= len(f.RoundSeconds) && f.RoundSeconds[r.Round-1] > 0 && r.OK() {
+					paired = append(paired, r.WallS/f.RoundSeconds[r.Round-1])
+				}
+			}
+			ar.WallOverRoundFloor = bench.Median(paired)
 		}
 	}
 	if btcd == nil {

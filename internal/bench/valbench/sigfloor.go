@@ -308,12 +308,33 @@ type KindCost struct {
 	Samples int `json:"samples"` // distinct signatures cycled through
 	// Per-verify nanoseconds of each timed batch: wall (monotonic clock)
 	// and the timing thread's CPU time (what contention does not inflate).
+	// Round is the round each batch followed (0: before the rounds).
 	WallNs []float64 `json:"wall_ns"`
 	CPUNs  []float64 `json:"cpu_ns"`
-	// Medians and minimum over the batches.
+	Round  []int     `json:"round"`
+	// Medians and minimum over the settled batches: those after a round
+	// when there are any, else all. The batches before the rounds follow
+	// the in-process imports and often catch the host in a slow spell
+	// (45-57 µs against 32-33 µs after the rounds in packets s17c and
+	// s17d), which would flatter every ratio to the floor.
 	WallMedianNs float64 `json:"wall_median_ns"`
 	WallMinNs    float64 `json:"wall_min_ns"`
 	CPUMedianNs  float64 `json:"cpu_median_ns"`
+	// BeforeWallMedianNs is the median of the batches before the rounds,
+	// for the record.
+	BeforeWallMedianNs float64 `json:"before_wall_median_ns,omitempty"`
+}
+
+// roundWallMedian is the median wall cost of the batches after round r
+// (0 when there are none).
+func (k *KindCost) roundWallMedian(r int) float64 {
+	var w []float64
+	for i, rr := range k.Round {
+		if rr == r {
+			w = append(w, k.WallNs[i])
+		}
+	}
+	return bench.Median(w)
 }
 
 // VerifyCost is the single-verify cost of the verifier on one thread.
@@ -327,10 +348,11 @@ type VerifyCost struct {
 
 // MeasureVerifyCost times v on the sampled signatures: for each kind,
 // batches timed loops of at least perBatch each on one locked OS thread,
-// cycling through the samples (every verification must succeed). It adds
-// the batches to into (nil: a new VerifyCost) and recomputes its medians,
-// so measurements before and after the benchmark rounds pool.
-func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, batches int, perBatch time.Duration, into *VerifyCost) (*VerifyCost, error) {
+// cycling through the samples (every verification must succeed), tagged
+// with round (the benchmark round they follow, 0 before the rounds). It
+// adds the batches to into (nil: a new VerifyCost) and recomputes its
+// medians, so measurements between the rounds pool.
+func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, round, batches int, perBatch time.Duration, into *VerifyCost) (*VerifyCost, error) {
 	if into == nil {
 		into = &VerifyCost{Verifier: v.Name(), BatchS: perBatch.Seconds()}
 	}
@@ -340,7 +362,7 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 		if into.ECDSA == nil {
 			into.ECDSA = &KindCost{}
 		}
-		err := into.ECDSA.time(len(ecdsa), batches, perBatch, func(i int) error {
+		err := into.ECDSA.time(len(ecdsa), round, batches, perBatch, func(i int) error {
 			if s := &ecdsa[i]; !v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) {
 				return fmt.Errorf("valbench: sampled ECDSA signature %d does not verify with %s", i, v.Name())
 			}
@@ -354,7 +376,7 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 		if into.Schnorr == nil {
 			into.Schnorr = &KindCost{}
 		}
-		err := into.Schnorr.time(len(schnorr), batches, perBatch, func(i int) error {
+		err := into.Schnorr.time(len(schnorr), round, batches, perBatch, func(i int) error {
 			if s := &schnorr[i]; !v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) {
 				return fmt.Errorf("valbench: sampled Schnorr signature %d does not verify with %s", i, v.Name())
 			}
@@ -368,9 +390,9 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 }
 
 // time runs batches of at least perBatch each, cycling verify over the
-// samples, and records wall and thread-CPU ns per verification (the
-// calling goroutine is locked to its OS thread).
-func (k *KindCost) time(samples, batches int, perBatch time.Duration, verify func(i int) error) error {
+// samples, and records wall and thread-CPU ns per verification, tagged
+// with round (the calling goroutine is locked to its OS thread).
+func (k *KindCost) time(samples, round, batches int, perBatch time.Duration, verify func(i int) error) error {
 	k.Samples = samples
 	for b := 0; b < batches; b++ {
 		n, wall := 0, time.Duration(0)
@@ -390,15 +412,28 @@ func (k *KindCost) time(samples, batches int, perBatch time.Duration, verify fun
 		cpu := bench.ThreadCPU() - cpu0
 		k.WallNs = append(k.WallNs, float64(wall.Nanoseconds())/float64(n))
 		k.CPUNs = append(k.CPUNs, float64(cpu.Nanoseconds())/float64(n))
+		k.Round = append(k.Round, round)
 	}
 	k.finish()
 	return nil
 }
 
 func (k *KindCost) finish() {
-	k.WallMedianNs = bench.Median(k.WallNs)
-	k.WallMinNs = slices.Min(k.WallNs)
-	k.CPUMedianNs = bench.Median(k.CPUNs)
+	var wall, cpu, before []float64
+	for i, r := range k.Round {
+		if r > 0 {
+			wall, cpu = append(wall, k.WallNs[i]), append(cpu, k.CPUNs[i])
+		} else {
+			before = append(before, k.WallNs[i])
+		}
+	}
+	if len(wall) == 0 {
+		wall, cpu = k.WallNs, k.CPUNs
+	}
+	k.WallMedianNs = bench.Median(wall)
+	k.WallMinNs = slices.Min(wall)
+	k.CPUMedianNs = bench.Median(cpu)
+	k.BeforeWallMedianNs = bench.Median(before)
 }
 
 // Floor is the signature floor of a corpus.
@@ -411,10 +446,14 @@ type Floor struct {
 	// CPUSeconds = ECDSA × ECDSA thread-CPU median + Schnorr × Schnorr
 	// thread-CPU median: the CPU time they need (not divided by cores).
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// RoundSeconds[r-1] is Seconds from the batches that followed round r
+	// alone (0 if none did): the floor in the host's state of that round.
+	RoundSeconds []float64 `json:"round_seconds,omitempty"`
 }
 
-// ComputeFloor applies the definition to a count and a cost.
-func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
+// ComputeFloor applies the definition to a count and a cost, over the
+// settled batches and over each of rounds rounds' batches.
+func ComputeFloor(c SigCount, v *VerifyCost, cores, rounds int) Floor {
 	f := Floor{Cores: cores}
 	add := func(n int64, k *KindCost) {
 		if k != nil && n > 0 {
@@ -426,6 +465,24 @@ func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
 	add(c.Schnorr, v.Schnorr)
 	if cores > 0 {
 		f.Seconds /= float64(cores)
+	}
+	for r := 1; r <= rounds; r++ {
+		s, ok := 0.0, true
+		for _, nk := range []struct {
+			n int64
+			k *KindCost
+		}{{c.ECDSA, v.ECDSA}, {c.Schnorr, v.Schnorr}} {
+			if nk.k == nil || nk.n == 0 {
+				continue
+			}
+			m := nk.k.roundWallMedian(r)
+			ok = ok && m > 0
+			s += float64(nk.n) * m / 1e9
+		}
+		if !ok || cores == 0 {
+			s = 0
+		}
+		f.RoundSeconds = append(f.RoundSeconds, s/float64(max(cores, 1)))
 	}
 	return f
 }

@@ -172,11 +172,16 @@ func TestRunSideBySide(t *testing.T) {
 	if c.ECDSA != sum.Inputs || c.ECDSAFailed != 0 || c.Schnorr != 0 || res.Count.Inputs != sum.Inputs {
 		t.Fatalf("count %+v (%d inputs counted), generator %d inputs", c, res.Count.Inputs, sum.Inputs)
 	}
-	if k := res.VerifyCost.ECDSA; k == nil || len(k.WallNs) != 4 || k.WallMedianNs <= 0 || k.Samples != 64 {
+	if k := res.VerifyCost.ECDSA; k == nil || fmt.Sprint(k.Round) != "[0 0 1 1 2 2]" || len(k.WallNs) != 6 ||
+		k.WallMedianNs != bench.Median(k.WallNs[2:]) || k.BeforeWallMedianNs != bench.Median(k.WallNs[:2]) || k.Samples != 64 {
 		t.Fatalf("verify cost %+v", res.VerifyCost.ECDSA)
 	}
-	if res.Floor.Cores != runtime.NumCPU() || res.Floor.Seconds <= 0 || res.Floor.CPUSeconds < 0 {
+	if f := res.Floor; f.Cores != runtime.NumCPU() || f.Seconds <= 0 || f.CPUSeconds < 0 || len(f.RoundSeconds) != 2 || f.RoundSeconds[0] <= 0 || f.RoundSeconds[1] <= 0 {
 		t.Fatalf("floor %+v", res.Floor)
+	}
+	pb := arms["pebble"]
+	if want := bench.Median([]float64{pb.Runs[0].WallS / res.Floor.RoundSeconds[pb.Runs[0].Round-1], pb.Runs[1].WallS / res.Floor.RoundSeconds[pb.Runs[1].Round-1]}); pb.WallOverRoundFloor != want {
+		t.Fatalf("pebble wall over its round's floor %v, want %v", pb.WallOverRoundFloor, want)
 	}
 	if sf := res.SigFree; sf == nil || len(sf.Runs) != 3 || sf.Inputs != sum.Inputs || sf.CPUMedianS <= 0 || sf.WallMedianS <= 0 ||
 		sf.BoundS != (res.Floor.CPUSeconds+sf.CPUMedianS)/float64(res.Floor.Cores) {
@@ -189,7 +194,7 @@ func TestRunSideBySide(t *testing.T) {
 	}
 	md := RenderMarkdown(res)
 	for _, s := range []string{"**Without signatures.**", "**All cores verifying.**", "| btcd ", "| utxod pebble | 2 |", "| utxod rocksdb | 1 | unavailable", "**Signature floor.**",
-		"Floor = signatures × wall cost ÷", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
+		"Floor = signatures × wall cost ÷", "From each round's batches alone:", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
 		if !strings.Contains(md, s) {
 			t.Fatalf("markdown lacks %q:\n%s", s, md)
 		}
@@ -222,9 +227,25 @@ func TestCheckRuns(t *testing.T) {
 
 func TestFloorAndHelpers(t *testing.T) {
 	v := &VerifyCost{ECDSA: &KindCost{WallMedianNs: 40_000, CPUMedianNs: 30_000}, Schnorr: &KindCost{WallMedianNs: 20_000, CPUMedianNs: 10_000}}
-	f := ComputeFloor(SigCount{ECDSA: 1000, Schnorr: 500}, v, 2)
-	if math.Abs(f.Seconds-(1000*40e-6+500*20e-6)/2) > 1e-12 || math.Abs(f.CPUSeconds-(1000*30e-6+500*10e-6)) > 1e-12 {
+	f := ComputeFloor(SigCount{ECDSA: 1000, Schnorr: 500}, v, 2, 0)
+	if math.Abs(f.Seconds-(1000*40e-6+500*20e-6)/2) > 1e-12 || math.Abs(f.CPUSeconds-(1000*30e-6+500*10e-6)) > 1e-12 || f.RoundSeconds != nil {
 		t.Fatalf("floor %+v", f)
+	}
+	// The batches before the rounds (round 0) are kept but not used once
+	// any round's batches exist; each round has a floor of its own.
+	k := &KindCost{WallNs: []float64{50, 52, 30, 32, 31, 35}, CPUNs: []float64{40, 40, 29, 31, 30, 30}, Round: []int{0, 0, 1, 1, 2, 2}}
+	k.finish()
+	if k.WallMedianNs != 31.5 || k.WallMinNs != 30 || k.CPUMedianNs != 30 || k.BeforeWallMedianNs != 51 {
+		t.Fatalf("settled medians %+v", k)
+	}
+	f = ComputeFloor(SigCount{ECDSA: 1e9}, &VerifyCost{ECDSA: k}, 2, 3)
+	if f.Seconds != 15.75 || f.CPUSeconds != 30 || fmt.Sprint(f.RoundSeconds) != "[15.5 16.5 0]" {
+		t.Fatalf("floor %+v", f)
+	}
+	before := &KindCost{WallNs: []float64{50, 52}, CPUNs: []float64{40, 41}, Round: []int{0, 0}}
+	before.finish()
+	if before.WallMedianNs != 51 || before.CPUMedianNs != 40.5 {
+		t.Fatalf("with only the batches before the rounds: %+v", before)
 	}
 	if bench.Median([]float64{3, 1, 2}) != 2 || bench.Median([]float64{4, 1, 3, 2}) != 2.5 || bench.Median(nil) != 0 {
 		t.Fatal("median")
