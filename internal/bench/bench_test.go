@@ -77,8 +77,8 @@ func shArm(name, script string) Arm {
 
 // The runner measures real children in private directories, in ABBA order,
 // skips an arm after its failure (or stops the schedule with
-// StopOnFailure), runs AfterRound after each round it completes, and
-// keeps stderr only for failed runs.
+// StopOnFailure), runs BeforeRun before each run, and keeps stderr only
+// for failed runs.
 func TestRunner(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
@@ -90,8 +90,8 @@ func TestRunner(t *testing.T) {
 	for _, stop := range []bool{false, true} {
 		workdir := t.TempDir()
 		var got []string
-		r := &Runner{Workdir: workdir, Prefix: "run-", StopOnFailure: stop, AfterRound: func(_ context.Context, round int) error {
-			got = append(got, fmt.Sprintf("after%d", round))
+		r := &Runner{Workdir: workdir, Prefix: "run-", StopOnFailure: stop, BeforeRun: func(_ context.Context, s Step) error {
+			got = append(got, fmt.Sprintf("before%d", s.Seq))
 			return nil
 		}}
 		recs := map[string][]Record{}
@@ -106,9 +106,9 @@ func TestRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "[ok#1@1/4 bad#1@2/4 after1 ok#2@4/4 after2]"
+		want := "[before1 ok#1@1/4 before2 bad#1@2/4 before4 ok#2@4/4]"
 		if stop {
-			want = "[ok#1@1/4 bad#1@2/4]"
+			want = "[before1 ok#1@1/4 before2 bad#1@2/4]"
 		}
 		if fmt.Sprint(got) != want {
 			t.Fatalf("StopOnFailure %v: runs %v, want %s", stop, got, want)
@@ -127,9 +127,15 @@ func TestRunner(t *testing.T) {
 			t.Errorf("run directories left behind: %v", left)
 		}
 	}
-	// AfterRound's error ends the schedule.
+	// BeforeRun's error ends the schedule.
 	boom := errors.New("boom")
-	r := &Runner{Workdir: t.TempDir(), AfterRound: func(context.Context, int) error { return boom }}
+	calls := 0
+	r := &Runner{Workdir: t.TempDir(), BeforeRun: func(context.Context, Step) error {
+		if calls++; calls == 2 {
+			return boom
+		}
+		return nil
+	}}
 	n := 0
 	if err := r.Run(context.Background(), arms[:1], 3, func(Step, *Record) Outcome { n++; return Measured }); !errors.Is(err, boom) || n != 1 {
 		t.Fatalf("Run = %v after %d runs, want boom after 1", err, n)

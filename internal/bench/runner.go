@@ -77,10 +77,10 @@ type Runner struct {
 	StopOnFailure bool
 	// Log receives a line per run (nil: discarded).
 	Log *slog.Logger
-	// AfterRound, if set, runs after each round's runs (round is 1-based);
-	// its error ends Run. A measurement taken there is settled in the
-	// same state of the host as the round it follows.
-	AfterRound func(ctx context.Context, round int) error
+	// BeforeRun, if set, runs just before each run starts (after the
+	// cooldown); its error ends Run. A measurement taken there sees the
+	// host as the run beside it does.
+	BeforeRun func(ctx context.Context, s Step) error
 
 	warm bool // a run was measured: the next one waits Cooldown first
 }
@@ -100,7 +100,7 @@ func Order(names []string, rounds int) [][]string {
 
 // Run runs rounds rounds of arms in Order. judge classifies each finished
 // run (it may parse rec.Stdout and rec.Fail it) and keeps what it needs of
-// the record. Run returns an error only when ctx ends or AfterRound fails.
+// the record. Run returns an error only when ctx ends or BeforeRun fails.
 func (r *Runner) Run(ctx context.Context, arms []Arm, rounds int, judge func(Step, *Record) Outcome) error {
 	log := r.Log
 	if log == nil {
@@ -130,6 +130,11 @@ func (r *Runner) Run(ctx context.Context, arms []Arm, rounds int, judge func(Ste
 			}
 			count[name]++
 			s := Step{Arm: name, Round: round + 1, Seq: seq, Of: total, Index: count[name], Load1: LoadAvg()[0]}
+			if r.BeforeRun != nil {
+				if err := r.BeforeRun(ctx, s); err != nil {
+					return err
+				}
+			}
 			rec := r.runOne(ctx, byName[name], s)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -155,11 +160,6 @@ func (r *Runner) Run(ctx context.Context, arms []Arm, rounds int, judge func(Ste
 					return nil
 				}
 				skip[name] = true
-			}
-		}
-		if r.AfterRound != nil {
-			if err := r.AfterRound(ctx, round+1); err != nil {
-				return err
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func RenderMarkdown(res *Result) string {
 	}
 	fmt.Fprintf(&b, "Commands (each run on a fresh data directory D): %s.\n\n", strings.Join(cmds, "; "))
 
-	b.WriteString("| arm | runs | wall s (median; min–max) | CPU s (median; min–max) | peak RSS MiB | btcd/arm wall | btcd/arm CPU | wall / sig floor | wall / its round's floor | CPU / sig CPU |\n")
+	b.WriteString("| arm | runs | wall s (median; min–max) | CPU s (median; min–max) | peak RSS MiB | btcd/arm wall | btcd/arm CPU | wall / sig floor | wall / its own floor | CPU / sig CPU |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, ar := range res.Arms {
 		name := "utxod " + ar.Name
@@ -71,7 +71,7 @@ func RenderMarkdown(res *Result) string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %.2f; %.2f–%.2f | %.2f; %.2f–%.2f | %.0f | %s | %s | %s | %s | %s |\n",
 			name, len(ar.Runs), ar.WallMedianS, ar.WallMinS, ar.WallMaxS, ar.CPUMedianS, ar.CPUMinS, ar.CPUMaxS,
-			ar.RSSMedianMiB, times(ar.BtcdWall), times(ar.BtcdCPU), times(ar.WallOverFloor), times(ar.WallOverRoundFloor), times(ar.CPUOverSigCPU))
+			ar.RSSMedianMiB, times(ar.BtcdWall), times(ar.BtcdCPU), times(ar.WallOverFloor), times(ar.WallOverRunFloor), times(ar.CPUOverSigCPU))
 	}
 	b.WriteString("\n")
 	if res.Count != nil && res.VerifyCost != nil && res.Floor != nil {
@@ -83,8 +83,8 @@ func RenderMarkdown(res *Result) string {
 		}
 		fmt.Fprintf(&b, " — counted by a wrapper around the %s verifier in an in-process import through the same chainstate, validator and script engine as `utxod import` (counted after the signature cache, i.e. verifications actually done). ", n.Verifier)
 		settled, before := settledBatches(res.VerifyCost)
-		fmt.Fprintf(&b, "%s single verify on one thread, cycling through signatures sampled from the corpus (%d timed batches of ≥ %gs after the rounds, as many after each; the %d before the rounds are not used, since the host is often in a slow spell then):",
-			res.VerifyCost.Verifier, settled, res.VerifyCost.BatchS, before)
+		fmt.Fprintf(&b, "%s single verify on one thread, cycling through signatures sampled from the corpus (%d timed batches of ≥ %gs, %d before every run and after the last; the %d before the rounds are not used):",
+			res.VerifyCost.Verifier, settled, res.VerifyCost.BatchS, before, before)
 		first := true
 		for _, k := range []struct {
 			name string
@@ -97,18 +97,13 @@ func RenderMarkdown(res *Result) string {
 				b.WriteString(";")
 			}
 			first = false
-			fmt.Fprintf(&b, " %s %.1f µs wall median (min %.1f; %.1f before the rounds), %.1f µs thread CPU (%d signatures)",
-				k.name, k.c.WallMedianNs/1e3, k.c.WallMinNs/1e3, k.c.BeforeWallMedianNs/1e3, k.c.CPUMedianNs/1e3, k.c.Samples)
+			fmt.Fprintf(&b, " %s %.1f µs wall median (min %.1f, max %.1f; %.1f before the rounds), %.1f µs thread CPU (%d signatures)",
+				k.name, k.c.WallMedianNs/1e3, k.c.WallMinNs/1e3, slices.Max(k.c.WallNs)/1e3, k.c.BeforeWallMedianNs/1e3, k.c.CPUMedianNs/1e3, k.c.Samples)
 		}
 		f := res.Floor
 		fmt.Fprintf(&b, ". Floor = signatures × wall cost ÷ %d cores = **%.2f s**; signature CPU = signatures × thread-CPU cost = %.2f s. ",
 			f.Cores, f.Seconds, f.CPUSeconds)
-		var rs []string
-		for _, x := range f.RoundSeconds {
-			rs = append(rs, fmt.Sprintf("%.2f", x))
-		}
-		fmt.Fprintf(&b, "From each round's batches alone: %s s. ", strings.Join(rs, " / "))
-		b.WriteString("`wall / sig floor` is each arm's median wall over the floor, `wall / its round's floor` the median of each run's wall over the floor timed right after its round (paired: a slow spell of the host moves both), `CPU / sig CPU` its median CPU over the signature CPU (less sensitive to other jobs on the machine).\n")
+		b.WriteString("`wall / sig floor` is each arm's median wall over the floor; `wall / its own floor` the median of each run's wall over the floor from the batches timed just before and just after that run alone (paired: the host has slow spells of up to a third that last minutes, and they move both sides); `CPU / sig CPU` its median CPU over the signature CPU.\n")
 		if p := res.Parallel; p != nil && p.Speedup > 0 {
 			fmt.Fprintf(&b, "\n**All cores verifying.** %d threads verifying %s signatures at once, each batch paired with a one-thread batch just before it (%d pairs, half before and half after the rounds): %.1f µs of wall per verification together (median), and the cores verify **%.2f×** as fast as one thread (median of the pairs' ratios, %.2f–%.2f) where the floor assumes %d×. At that speed the signatures alone need **%.2f s** of wall (%s the floor);",
 				p.Threads, p.Kind, len(p.WallNs), p.WallMedianNs/1e3, p.Speedup, slices.Min(p.Speedups), slices.Max(p.Speedups), f.Cores, p.FloorS, times(p.FloorS/f.Seconds))
@@ -172,8 +167,8 @@ func settledBatches(v *VerifyCost) (after, before int) {
 	if k == nil {
 		return 0, 0
 	}
-	for _, r := range k.Round {
-		if r > 0 {
+	for _, seq := range k.Seq {
+		if seq > 0 {
 			after++
 		} else {
 			before++

@@ -69,9 +69,9 @@ type Config struct {
 	SigFreeRuns int
 	// Samples is the number of corpus signatures of each kind kept for the
 	// timing loop; VerifyBatches timed one-thread batches of at least
-	// VerifyBatch run before the rounds and again after each round (the
-	// floor uses the latter), and as many parallel pairs before and after
-	// the rounds.
+	// VerifyBatch run before the rounds, before every run and after the
+	// last (the floor uses those between the runs), and as many parallel
+	// pairs before and after the rounds.
 	Samples       int
 	VerifyBatches int
 	VerifyBatch   time.Duration
@@ -103,6 +103,9 @@ type RunResult struct {
 	Height  int            `json:"height"`
 	Digests *bench.Digests `json:"digests,omitempty"`
 	Output  map[string]any `json:"output,omitempty"` // btcd's summary
+	// FloorS is the signature floor from the one-thread batches timed
+	// just before and just after this run (0 without a floor).
+	FloorS float64 `json:"floor_s,omitempty"`
 }
 
 // ArmResult is one arm's runs and medians.
@@ -119,12 +122,12 @@ type ArmResult struct {
 	BtcdCPU  float64 `json:"btcd_over_arm_cpu"`
 	// WallOverFloor is the wall median / Floor.Seconds; CPUOverSigCPU the
 	// CPU median / Floor.CPUSeconds (0 without a floor).
-	// WallOverRoundFloor is the median over the runs of each run's wall /
-	// the floor timed right after its round (Floor.RoundSeconds): paired,
-	// so a slow spell of the host moves both sides.
-	WallOverFloor      float64 `json:"wall_over_floor"`
-	WallOverRoundFloor float64 `json:"wall_over_round_floor"`
-	CPUOverSigCPU      float64 `json:"cpu_over_sig_cpu"`
+	// WallOverRunFloor is the median over the runs of each run's wall /
+	// its own floor (RunResult.FloorS): paired, so that a slow spell of
+	// the host moves both sides.
+	WallOverFloor    float64 `json:"wall_over_floor"`
+	WallOverRunFloor float64 `json:"wall_over_run_floor"`
+	CPUOverSigCPU    float64 `json:"cpu_over_sig_cpu"`
 }
 
 // Result is the whole benchmark.
@@ -304,9 +307,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	runner := &bench.Runner{Workdir: cfg.Workdir, Prefix: "valbench-", Cooldown: cfg.Cooldown, RunTimeout: cfg.RunTimeout, Log: log}
 	if cfg.Floor && res.VerifyCost != nil {
-		runner.AfterRound = func(_ context.Context, round int) error {
+		runner.BeforeRun = func(_ context.Context, s bench.Step) error {
 			runtime.GC()
-			_, err := MeasureVerifyCost(verifier, samplesE, samplesS, round, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost)
+			_, err := MeasureVerifyCost(verifier, samplesE, samplesS, s.Seq, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost)
 			return err
 		}
 	}
@@ -336,13 +339,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	if cfg.Floor && res.VerifyCost != nil {
+		runtime.GC()
+		if _, err := MeasureVerifyCost(verifier, samplesE, samplesS, cfg.Rounds*len(arms)+1, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost); err != nil {
+			return nil, err
+		}
 		if res.Parallel != nil {
 			if _, err := MeasureParallelVerify(verifier, res.Count.Count, samplesE, samplesS, runtime.NumCPU(), cfg.VerifyBatches, cfg.VerifyBatch, res.Parallel); err != nil {
 				return nil, err
 			}
 		}
-		f := ComputeFloor(res.Count.Count, res.VerifyCost, runtime.NumCPU(), cfg.Rounds)
+		f := ComputeFloor(res.Count.Count, res.VerifyCost, runtime.NumCPU())
 		res.Floor = &f
+		for i := range res.Arms {
+			for j := range res.Arms[i].Runs {
+				r := &res.Arms[i].Runs[j]
+				r.FloorS = RunFloor(res.Count.Count, res.VerifyCost, f.Cores, r.Seq)
+			}
+		}
 		if res.Parallel != nil {
 			res.Parallel.finish(f)
 		}
@@ -414,11 +427,11 @@ func summarise(res *Result) {
 			ar.CPUOverSigCPU = bench.Ratio(ar.CPUMedianS, f.CPUSeconds)
 			var paired []float64
 			for _, r := range ar.Runs {
-				if r.Round >= 1 && r.Round <= len(f.RoundSeconds) && f.RoundSeconds[r.Round-1] > 0 && r.OK() {
-					paired = append(paired, r.WallS/f.RoundSeconds[r.Round-1])
+				if r.FloorS > 0 && r.OK() {
+					paired = append(paired, r.WallS/r.FloorS)
 				}
 			}
-			ar.WallOverRoundFloor = bench.Median(paired)
+			ar.WallOverRunFloor = bench.Median(paired)
 		}
 	}
 	if btcd == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -308,15 +309,17 @@ type KindCost struct {
 	Samples int `json:"samples"` // distinct signatures cycled through
 	// Per-verify nanoseconds of each timed batch: wall (monotonic clock)
 	// and the timing thread's CPU time (what contention does not inflate).
-	// Round is the round each batch followed (0: before the rounds).
+	// Seq is the run each batch was timed just before (Step.Seq; 0:
+	// before the rounds, after the in-process imports; one more than the
+	// runs: after the last run).
 	WallNs []float64 `json:"wall_ns"`
 	CPUNs  []float64 `json:"cpu_ns"`
-	Round  []int     `json:"round"`
-	// Medians and minimum over the settled batches: those after a round
-	// when there are any, else all. The batches before the rounds follow
-	// the in-process imports and often catch the host in a slow spell
-	// (45-57 µs against 32-33 µs after the rounds in packets s17c and
-	// s17d), which would flatter every ratio to the floor.
+	Seq    []int     `json:"seq"`
+	// Medians and minimum over the batches timed between the runs when
+	// there are any, else over all. The host has slow spells of up to
+	// 35 % lasting minutes (one-thread batches of 43-57 µs against
+	// 31-33 µs in packets s17c, s17d and s18): a floor must be timed
+	// beside what it is compared with.
 	WallMedianNs float64 `json:"wall_median_ns"`
 	WallMinNs    float64 `json:"wall_min_ns"`
 	CPUMedianNs  float64 `json:"cpu_median_ns"`
@@ -325,14 +328,26 @@ type KindCost struct {
 	BeforeWallMedianNs float64 `json:"before_wall_median_ns,omitempty"`
 }
 
-// roundWallMedian is the median wall cost of the batches after round r
-// (0 when there are none).
-func (k *KindCost) roundWallMedian(r int) float64 {
+// aroundWallMedian is the median wall cost of the batches timed just
+// before run seq and of the next ones timed after it (0 when there are
+// none on either side).
+func (k *KindCost) aroundWallMedian(seq int) float64 {
+	next := math.MaxInt
+	for _, s := range k.Seq {
+		if s > seq {
+			next = min(next, s)
+		}
+	}
 	var w []float64
-	for i, rr := range k.Round {
-		if rr == r {
+	before, after := false, false
+	for i, s := range k.Seq {
+		before, after = before || s == seq, after || s == next
+		if s == seq || s == next {
 			w = append(w, k.WallNs[i])
 		}
+	}
+	if !before || !after {
+		return 0
 	}
 	return bench.Median(w)
 }
@@ -349,10 +364,10 @@ type VerifyCost struct {
 // MeasureVerifyCost times v on the sampled signatures: for each kind,
 // batches timed loops of at least perBatch each on one locked OS thread,
 // cycling through the samples (every verification must succeed), tagged
-// with round (the benchmark round they follow, 0 before the rounds). It
-// adds the batches to into (nil: a new VerifyCost) and recomputes its
-// medians, so measurements between the rounds pool.
-func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, round, batches int, perBatch time.Duration, into *VerifyCost) (*VerifyCost, error) {
+// with seq (KindCost.Seq). It adds the batches to into (nil: a new
+// VerifyCost) and recomputes its medians, so measurements between the
+// runs pool.
+func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, seq, batches int, perBatch time.Duration, into *VerifyCost) (*VerifyCost, error) {
 	if into == nil {
 		into = &VerifyCost{Verifier: v.Name(), BatchS: perBatch.Seconds()}
 	}
@@ -362,7 +377,7 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 		if into.ECDSA == nil {
 			into.ECDSA = &KindCost{}
 		}
-		err := into.ECDSA.time(len(ecdsa), round, batches, perBatch, func(i int) error {
+		err := into.ECDSA.time(len(ecdsa), seq, batches, perBatch, func(i int) error {
 			if s := &ecdsa[i]; !v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) {
 				return fmt.Errorf("valbench: sampled ECDSA signature %d does not verify with %s", i, v.Name())
 			}
@@ -376,7 +391,7 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 		if into.Schnorr == nil {
 			into.Schnorr = &KindCost{}
 		}
-		err := into.Schnorr.time(len(schnorr), round, batches, perBatch, func(i int) error {
+		err := into.Schnorr.time(len(schnorr), seq, batches, perBatch, func(i int) error {
 			if s := &schnorr[i]; !v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) {
 				return fmt.Errorf("valbench: sampled Schnorr signature %d does not verify with %s", i, v.Name())
 			}
@@ -391,8 +406,8 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 
 // time runs batches of at least perBatch each, cycling verify over the
 // samples, and records wall and thread-CPU ns per verification, tagged
-// with round (the calling goroutine is locked to its OS thread).
-func (k *KindCost) time(samples, round, batches int, perBatch time.Duration, verify func(i int) error) error {
+// with seq (the calling goroutine is locked to its OS thread).
+func (k *KindCost) time(samples, seq, batches int, perBatch time.Duration, verify func(i int) error) error {
 	k.Samples = samples
 	for b := 0; b < batches; b++ {
 		n, wall := 0, time.Duration(0)
@@ -412,7 +427,7 @@ func (k *KindCost) time(samples, round, batches int, perBatch time.Duration, ver
 		cpu := bench.ThreadCPU() - cpu0
 		k.WallNs = append(k.WallNs, float64(wall.Nanoseconds())/float64(n))
 		k.CPUNs = append(k.CPUNs, float64(cpu.Nanoseconds())/float64(n))
-		k.Round = append(k.Round, round)
+		k.Seq = append(k.Seq, seq)
 	}
 	k.finish()
 	return nil
@@ -420,8 +435,8 @@ func (k *KindCost) time(samples, round, batches int, perBatch time.Duration, ver
 
 func (k *KindCost) finish() {
 	var wall, cpu, before []float64
-	for i, r := range k.Round {
-		if r > 0 {
+	for i, seq := range k.Seq {
+		if seq > 0 {
 			wall, cpu = append(wall, k.WallNs[i]), append(cpu, k.CPUNs[i])
 		} else {
 			before = append(before, k.WallNs[i])
@@ -446,14 +461,10 @@ type Floor struct {
 	// CPUSeconds = ECDSA × ECDSA thread-CPU median + Schnorr × Schnorr
 	// thread-CPU median: the CPU time they need (not divided by cores).
 	CPUSeconds float64 `json:"cpu_seconds"`
-	// RoundSeconds[r-1] is Seconds from the batches that followed round r
-	// alone (0 if none did): the floor in the host's state of that round.
-	RoundSeconds []float64 `json:"round_seconds,omitempty"`
 }
 
-// ComputeFloor applies the definition to a count and a cost, over the
-// settled batches and over each of rounds rounds' batches.
-func ComputeFloor(c SigCount, v *VerifyCost, cores, rounds int) Floor {
+// ComputeFloor applies the definition to a count and a cost.
+func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
 	f := Floor{Cores: cores}
 	add := func(n int64, k *KindCost) {
 		if k != nil && n > 0 {
@@ -466,25 +477,30 @@ func ComputeFloor(c SigCount, v *VerifyCost, cores, rounds int) Floor {
 	if cores > 0 {
 		f.Seconds /= float64(cores)
 	}
-	for r := 1; r <= rounds; r++ {
-		s, ok := 0.0, true
-		for _, nk := range []struct {
-			n int64
-			k *KindCost
-		}{{c.ECDSA, v.ECDSA}, {c.Schnorr, v.Schnorr}} {
-			if nk.k == nil || nk.n == 0 {
-				continue
-			}
-			m := nk.k.roundWallMedian(r)
-			ok = ok && m > 0
-			s += float64(nk.n) * m / 1e9
-		}
-		if !ok || cores == 0 {
-			s = 0
-		}
-		f.RoundSeconds = append(f.RoundSeconds, s/float64(max(cores, 1)))
-	}
 	return f
+}
+
+// RunFloor is the floor's Seconds for run seq, from the batches timed
+// just before and just after it alone (0 if either side is missing).
+func RunFloor(c SigCount, v *VerifyCost, cores, seq int) float64 {
+	s := 0.0
+	for _, nk := range []struct {
+		n int64
+		k *KindCost
+	}{{c.ECDSA, v.ECDSA}, {c.Schnorr, v.Schnorr}} {
+		if nk.k == nil || nk.n == 0 {
+			continue
+		}
+		m := nk.k.aroundWallMedian(seq)
+		if m == 0 {
+			return 0
+		}
+		s += float64(nk.n) * m / 1e9
+	}
+	if cores <= 0 {
+		return 0
+	}
+	return s / float64(cores)
 }
 
 // ParallelCost is the verifier's throughput with every core verifying at

@@ -172,16 +172,23 @@ func TestRunSideBySide(t *testing.T) {
 	if c.ECDSA != sum.Inputs || c.ECDSAFailed != 0 || c.Schnorr != 0 || res.Count.Inputs != sum.Inputs {
 		t.Fatalf("count %+v (%d inputs counted), generator %d inputs", c, res.Count.Inputs, sum.Inputs)
 	}
-	if k := res.VerifyCost.ECDSA; k == nil || fmt.Sprint(k.Round) != "[0 0 1 1 2 2]" || len(k.WallNs) != 6 ||
+	// Batches before the rounds (seq 0), before every run that ran (the
+	// second rocksdb run, seq 4, was skipped) and after the last (7).
+	if k := res.VerifyCost.ECDSA; k == nil || fmt.Sprint(k.Seq) != "[0 0 1 1 2 2 3 3 5 5 6 6 7 7]" ||
 		k.WallMedianNs != bench.Median(k.WallNs[2:]) || k.BeforeWallMedianNs != bench.Median(k.WallNs[:2]) || k.Samples != 64 {
 		t.Fatalf("verify cost %+v", res.VerifyCost.ECDSA)
 	}
-	if f := res.Floor; f.Cores != runtime.NumCPU() || f.Seconds <= 0 || f.CPUSeconds < 0 || len(f.RoundSeconds) != 2 || f.RoundSeconds[0] <= 0 || f.RoundSeconds[1] <= 0 {
+	if f := res.Floor; f.Cores != runtime.NumCPU() || f.Seconds <= 0 || f.CPUSeconds < 0 {
 		t.Fatalf("floor %+v", res.Floor)
 	}
 	pb := arms["pebble"]
-	if want := bench.Median([]float64{pb.Runs[0].WallS / res.Floor.RoundSeconds[pb.Runs[0].Round-1], pb.Runs[1].WallS / res.Floor.RoundSeconds[pb.Runs[1].Round-1]}); pb.WallOverRoundFloor != want {
-		t.Fatalf("pebble wall over its round's floor %v, want %v", pb.WallOverRoundFloor, want)
+	for _, r := range pb.Runs {
+		if want := RunFloor(c, res.VerifyCost, res.Floor.Cores, r.Seq); r.FloorS <= 0 || r.FloorS != want {
+			t.Fatalf("pebble run %d: floor %v, want %v", r.Seq, r.FloorS, want)
+		}
+	}
+	if want := bench.Median([]float64{pb.Runs[0].WallS / pb.Runs[0].FloorS, pb.Runs[1].WallS / pb.Runs[1].FloorS}); pb.WallOverRunFloor != want {
+		t.Fatalf("pebble wall over its own floor %v, want %v", pb.WallOverRunFloor, want)
 	}
 	if sf := res.SigFree; sf == nil || len(sf.Runs) != 3 || sf.Inputs != sum.Inputs || sf.CPUMedianS <= 0 || sf.WallMedianS <= 0 ||
 		sf.BoundS != (res.Floor.CPUSeconds+sf.CPUMedianS)/float64(res.Floor.Cores) {
@@ -194,7 +201,7 @@ func TestRunSideBySide(t *testing.T) {
 	}
 	md := RenderMarkdown(res)
 	for _, s := range []string{"**Without signatures.**", "**All cores verifying.**", "| btcd ", "| utxod pebble | 2 |", "| utxod rocksdb | 1 | unavailable", "**Signature floor.**",
-		"Floor = signatures × wall cost ÷", "From each round's batches alone:", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
+		"Floor = signatures × wall cost ÷", "wall / its own floor", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
 		if !strings.Contains(md, s) {
 			t.Fatalf("markdown lacks %q:\n%s", s, md)
 		}
@@ -227,22 +234,31 @@ func TestCheckRuns(t *testing.T) {
 
 func TestFloorAndHelpers(t *testing.T) {
 	v := &VerifyCost{ECDSA: &KindCost{WallMedianNs: 40_000, CPUMedianNs: 30_000}, Schnorr: &KindCost{WallMedianNs: 20_000, CPUMedianNs: 10_000}}
-	f := ComputeFloor(SigCount{ECDSA: 1000, Schnorr: 500}, v, 2, 0)
-	if math.Abs(f.Seconds-(1000*40e-6+500*20e-6)/2) > 1e-12 || math.Abs(f.CPUSeconds-(1000*30e-6+500*10e-6)) > 1e-12 || f.RoundSeconds != nil {
+	f := ComputeFloor(SigCount{ECDSA: 1000, Schnorr: 500}, v, 2)
+	if math.Abs(f.Seconds-(1000*40e-6+500*20e-6)/2) > 1e-12 || math.Abs(f.CPUSeconds-(1000*30e-6+500*10e-6)) > 1e-12 {
 		t.Fatalf("floor %+v", f)
 	}
-	// The batches before the rounds (round 0) are kept but not used once
-	// any round's batches exist; each round has a floor of its own.
-	k := &KindCost{WallNs: []float64{50, 52, 30, 32, 31, 35}, CPUNs: []float64{40, 40, 29, 31, 30, 30}, Round: []int{0, 0, 1, 1, 2, 2}}
+	// The batches before the rounds (seq 0) are kept but not used once
+	// any were timed between the runs; a run's own floor comes from the
+	// batches just before it and the next ones after it.
+	k := &KindCost{WallNs: []float64{50, 52, 30, 32, 31, 35, 40, 42}, CPUNs: []float64{40, 40, 29, 31, 30, 30, 41, 41}, Seq: []int{0, 0, 1, 1, 3, 3, 4, 4}}
 	k.finish()
-	if k.WallMedianNs != 31.5 || k.WallMinNs != 30 || k.CPUMedianNs != 30 || k.BeforeWallMedianNs != 51 {
+	if k.WallMedianNs != 33.5 || k.WallMinNs != 30 || k.CPUMedianNs != 30.5 || k.BeforeWallMedianNs != 51 {
 		t.Fatalf("settled medians %+v", k)
 	}
-	f = ComputeFloor(SigCount{ECDSA: 1e9}, &VerifyCost{ECDSA: k}, 2, 3)
-	if f.Seconds != 15.75 || f.CPUSeconds != 30 || fmt.Sprint(f.RoundSeconds) != "[15.5 16.5 0]" {
+	c, cost := SigCount{ECDSA: 1e9}, &VerifyCost{ECDSA: k}
+	if f := ComputeFloor(c, cost, 2); f.Seconds != 16.75 || f.CPUSeconds != 30.5 {
 		t.Fatalf("floor %+v", f)
 	}
-	before := &KindCost{WallNs: []float64{50, 52}, CPUNs: []float64{40, 41}, Round: []int{0, 0}}
+	for _, tc := range []struct {
+		seq  int
+		want float64
+	}{{1, 15.75}, {3, 18.75}, {4, 0}, {2, 0}, {0, 20.5}} {
+		if got := RunFloor(c, cost, 2, tc.seq); got != tc.want {
+			t.Errorf("RunFloor(seq %d) = %v, want %v", tc.seq, got, tc.want)
+		}
+	}
+	before := &KindCost{WallNs: []float64{50, 52}, CPUNs: []float64{40, 41}, Seq: []int{0, 0}}
 	before.finish()
 	if before.WallMedianNs != 51 || before.CPUMedianNs != 40.5 {
 		t.Fatalf("with only the batches before the rounds: %+v", before)
