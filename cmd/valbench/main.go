@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.RepoDir, "repo", ".", "directory whose git HEAD is recorded")
 	noFloor := fs.Bool("no-floor", false, "skip the signature count and the verify-cost timing")
 	fs.IntVar(&cfg.Samples, "samples", 4096, "corpus signatures of each kind kept for the verify-cost loop")
-	fs.IntVar(&cfg.VerifyBatches, "verify-batches", 5, "timed one-thread verify batches per kind before the rounds, before every run and after the last (the floor uses those between the runs; each run also gets its own floor from the batches beside it)")
+	fs.IntVar(&cfg.VerifyBatches, "verify-batches", 5, "timed verify batches per kind: one-thread before and after the rounds, and all cores at once before every run and after the last (each run's own floor)")
 	fs.DurationVar(&cfg.VerifyBatch, "verify-batch", 500*time.Millisecond, "minimum duration of one timed verify batch")
 	fs.StringVar(&cfg.Label, "label", "", "free-form note printed with the results (e.g. \"binaries built from commit abc123\")")
 	out := fs.String("out", "", "directory for valbench.json and valbench.md (default: print only)")

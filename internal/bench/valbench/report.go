@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"utxod/internal/bench"
 )
 
 // WriteJSON writes the result, indented.
@@ -82,9 +84,9 @@ func RenderMarkdown(res *Result) string {
 			fmt.Fprintf(&b, ", plus %s taproot tweak checks (not in the floor)", thousands(n.TapTweak))
 		}
 		fmt.Fprintf(&b, " — counted by a wrapper around the %s verifier in an in-process import through the same chainstate, validator and script engine as `utxod import` (counted after the signature cache, i.e. verifications actually done). ", n.Verifier)
-		settled, before := settledBatches(res.VerifyCost)
-		fmt.Fprintf(&b, "%s single verify on one thread, cycling through signatures sampled from the corpus (%d timed batches of ≥ %gs, %d before every run and after the last; the %d before the rounds are not used):",
-			res.VerifyCost.Verifier, settled, res.VerifyCost.BatchS, before, before)
+		nb := len(kindBatches(res.VerifyCost))
+		fmt.Fprintf(&b, "%s single verify on one thread, cycling through signatures sampled from the corpus (%d timed batches of ≥ %gs, half before and half after the rounds):",
+			res.VerifyCost.Verifier, nb, res.VerifyCost.BatchS)
 		first := true
 		for _, k := range []struct {
 			name string
@@ -97,13 +99,18 @@ func RenderMarkdown(res *Result) string {
 				b.WriteString(";")
 			}
 			first = false
-			fmt.Fprintf(&b, " %s %.1f µs wall median (min %.1f, max %.1f; %.1f before the rounds), %.1f µs thread CPU (%d signatures)",
-				k.name, k.c.WallMedianNs/1e3, k.c.WallMinNs/1e3, slices.Max(k.c.WallNs)/1e3, k.c.BeforeWallMedianNs/1e3, k.c.CPUMedianNs/1e3, k.c.Samples)
+			fmt.Fprintf(&b, " %s %.1f µs wall median (min %.1f, max %.1f), %.1f µs thread CPU (%d signatures)",
+				k.name, k.c.WallMedianNs/1e3, k.c.WallMinNs/1e3, slices.Max(k.c.WallNs)/1e3, k.c.CPUMedianNs/1e3, k.c.Samples)
 		}
 		f := res.Floor
 		fmt.Fprintf(&b, ". Floor = signatures × wall cost ÷ %d cores = **%.2f s**; signature CPU = signatures × thread-CPU cost = %.2f s. ",
 			f.Cores, f.Seconds, f.CPUSeconds)
-		b.WriteString("`wall / sig floor` is each arm's median wall over the floor; `wall / its own floor` the median of each run's wall over the floor from the batches timed just before and just after that run alone (paired: the host has slow spells of up to a third that last minutes, and they move both sides); `CPU / sig CPU` its median CPU over the signature CPU.\n")
+		b.WriteString("`wall / sig floor` is each arm's median wall over the floor; `CPU / sig CPU` its median CPU over the signature CPU. ")
+		if k := kindWithAllCore(res.VerifyCost); k != nil {
+			fmt.Fprintf(&b, "**Each run's own floor** (`wall / its own floor`, the figure to quote): before every run and after the last, batches of ≥ %gs with all %d cores verifying at once (%d in all) (%.1f µs of wall per verification together, median; %.1f–%.1f); a run's floor is its signatures × the median of the batches just before and just after it, and the column is the median over its runs of wall ÷ that floor. The host has slow spells of up to a third that last from seconds to minutes and move both sides of such a pair.",
+				res.VerifyCost.BatchS, k.Threads, len(k.AllCoreNs), bench.Median(k.AllCoreNs)/1e3, slices.Min(k.AllCoreNs)/1e3, slices.Max(k.AllCoreNs)/1e3)
+		}
+		b.WriteString("\n")
 		if p := res.Parallel; p != nil && p.Speedup > 0 {
 			fmt.Fprintf(&b, "\n**All cores verifying.** %d threads verifying %s signatures at once, each batch paired with a one-thread batch just before it (%d pairs, half before and half after the rounds): %.1f µs of wall per verification together (median), and the cores verify **%.2f×** as fast as one thread (median of the pairs' ratios, %.2f–%.2f) where the floor assumes %d×. At that speed the signatures alone need **%.2f s** of wall (%s the floor);",
 				p.Threads, p.Kind, len(p.WallNs), p.WallMedianNs/1e3, p.Speedup, slices.Min(p.Speedups), slices.Max(p.Speedups), f.Cores, p.FloorS, times(p.FloorS/f.Seconds))
@@ -157,24 +164,24 @@ func commandLine(ar ArmResult, corpus string) string {
 	return strings.Join(args, " ")
 }
 
-// settledBatches counts the timed batches of the first kind measured after
-// the rounds and before them.
-func settledBatches(v *VerifyCost) (after, before int) {
-	k := v.ECDSA
-	if k == nil {
-		k = v.Schnorr
+func kindBatches(v *VerifyCost) []float64 {
+	if v.ECDSA != nil {
+		return v.ECDSA.WallNs
 	}
-	if k == nil {
-		return 0, 0
+	if v.Schnorr != nil {
+		return v.Schnorr.WallNs
 	}
-	for _, seq := range k.Seq {
-		if seq > 0 {
-			after++
-		} else {
-			before++
+	return nil
+}
+
+// kindWithAllCore is the first kind with all-core batches, or nil.
+func kindWithAllCore(v *VerifyCost) *KindCost {
+	for _, k := range []*KindCost{v.ECDSA, v.Schnorr} {
+		if k != nil && len(k.AllCoreNs) > 0 {
+			return k
 		}
 	}
-	return after, before
+	return nil
 }
 
 func maxRunLoad(res *Result) float64 {

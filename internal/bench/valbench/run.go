@@ -68,10 +68,10 @@ type Config struct {
 	Floor       bool
 	SigFreeRuns int
 	// Samples is the number of corpus signatures of each kind kept for the
-	// timing loop; VerifyBatches timed one-thread batches of at least
-	// VerifyBatch run before the rounds, before every run and after the
-	// last (the floor uses those between the runs), and as many parallel
-	// pairs before and after the rounds.
+	// timing loop; VerifyBatches timed batches of at least VerifyBatch:
+	// one-thread batches and parallel pairs before and after the rounds,
+	// and all-core batches before every run and after the last (each
+	// run's own floor).
 	Samples       int
 	VerifyBatches int
 	VerifyBatch   time.Duration
@@ -103,8 +103,8 @@ type RunResult struct {
 	Height  int            `json:"height"`
 	Digests *bench.Digests `json:"digests,omitempty"`
 	Output  map[string]any `json:"output,omitempty"` // btcd's summary
-	// FloorS is the signature floor from the one-thread batches timed
-	// just before and just after this run (0 without a floor).
+	// FloorS is the signature floor from the all-core batches timed just
+	// before and just after this run (RunFloor; 0 without a floor).
 	FloorS float64 `json:"floor_s,omitempty"`
 }
 
@@ -124,7 +124,7 @@ type ArmResult struct {
 	// CPU median / Floor.CPUSeconds (0 without a floor).
 	// WallOverRunFloor is the median over the runs of each run's wall /
 	// its own floor (RunResult.FloorS): paired, so that a slow spell of
-	// the host moves both sides.
+	// the host moves both sides; the figure to quote.
 	WallOverFloor    float64 `json:"wall_over_floor"`
 	WallOverRunFloor float64 `json:"wall_over_run_floor"`
 	CPUOverSigCPU    float64 `json:"cpu_over_sig_cpu"`
@@ -309,8 +309,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Floor && res.VerifyCost != nil {
 		runner.BeforeRun = func(_ context.Context, s bench.Step) error {
 			runtime.GC()
-			_, err := MeasureVerifyCost(verifier, samplesE, samplesS, s.Seq, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost)
-			return err
+			return MeasureAllCoreCost(verifier, samplesE, samplesS, runtime.NumCPU(), s.Seq, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost)
 		}
 	}
 	err = runner.Run(ctx, runArms, cfg.Rounds, func(s bench.Step, rec *bench.Record) bench.Outcome {
@@ -340,7 +339,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	if cfg.Floor && res.VerifyCost != nil {
 		runtime.GC()
-		if _, err := MeasureVerifyCost(verifier, samplesE, samplesS, cfg.Rounds*len(arms)+1, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost); err != nil {
+		last := cfg.Rounds*len(arms) + 1
+		if err := MeasureAllCoreCost(verifier, samplesE, samplesS, runtime.NumCPU(), last, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost); err != nil {
+			return nil, err
+		}
+		if _, err := MeasureVerifyCost(verifier, samplesE, samplesS, last, cfg.VerifyBatches, cfg.VerifyBatch, res.VerifyCost); err != nil {
 			return nil, err
 		}
 		if res.Parallel != nil {
@@ -353,7 +356,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for i := range res.Arms {
 			for j := range res.Arms[i].Runs {
 				r := &res.Arms[i].Runs[j]
-				r.FloorS = RunFloor(res.Count.Count, res.VerifyCost, f.Cores, r.Seq)
+				r.FloorS = RunFloor(res.Count.Count, res.VerifyCost, r.Seq)
 			}
 		}
 		if res.Parallel != nil {

@@ -307,43 +307,47 @@ func MeasureSigFree(ctx context.Context, corpus, network string, runs int, heigh
 // KindCost is the measured single-verify cost of one signature kind.
 type KindCost struct {
 	Samples int `json:"samples"` // distinct signatures cycled through
-	// Per-verify nanoseconds of each timed batch: wall (monotonic clock)
-	// and the timing thread's CPU time (what contention does not inflate).
-	// Seq is the run each batch was timed just before (Step.Seq; 0:
-	// before the rounds, after the in-process imports; one more than the
-	// runs: after the last run).
+	// Per-verify nanoseconds of each timed one-thread batch: wall
+	// (monotonic clock) and the timing thread's CPU time. Seq is the run
+	// each batch was timed just before (Step.Seq; 0: before the rounds,
+	// one more than the runs: after the last).
 	WallNs []float64 `json:"wall_ns"`
 	CPUNs  []float64 `json:"cpu_ns"`
 	Seq    []int     `json:"seq"`
-	// Medians and minimum over the batches timed between the runs when
-	// there are any, else over all. The host has slow spells of up to
-	// 35 % lasting minutes (one-thread batches of 43-57 µs against
-	// 31-33 µs in packets s17c, s17d and s18): a floor must be timed
-	// beside what it is compared with.
+	// Medians and minimum over the one-thread batches.
 	WallMedianNs float64 `json:"wall_median_ns"`
 	WallMinNs    float64 `json:"wall_min_ns"`
 	CPUMedianNs  float64 `json:"cpu_median_ns"`
-	// BeforeWallMedianNs is the median of the batches before the rounds,
-	// for the record.
-	BeforeWallMedianNs float64 `json:"before_wall_median_ns,omitempty"`
+	// AllCoreNs are batches with every core verifying at once (Threads
+	// locked threads, each cycling from its own offset and rescheduling
+	// as the import's workers do): the wall ns per verification of all of
+	// them together, which is the verify cost ÷ cores as the cores
+	// deliver it. They are timed before every run and after the last
+	// (AllCoreSeq, as Seq), so that each run has a floor timed beside it
+	// (RunFloor): this host has slow spells of up to a third that last
+	// from seconds to minutes, and its one-thread batches are bimodal
+	// (31-34 or 43-50 µs within minutes in packet s18b).
+	Threads    int       `json:"threads,omitempty"`
+	AllCoreNs  []float64 `json:"all_core_ns,omitempty"`
+	AllCoreSeq []int     `json:"all_core_seq,omitempty"`
 }
 
-// aroundWallMedian is the median wall cost of the batches timed just
-// before run seq and of the next ones timed after it (0 when there are
-// none on either side).
-func (k *KindCost) aroundWallMedian(seq int) float64 {
+// aroundMedian is the median of the values tagged seq and of those with
+// the next tag above it: a run's batches before and after it (0 when
+// either side has none).
+func aroundMedian(vals []float64, tags []int, seq int) float64 {
 	next := math.MaxInt
-	for _, s := range k.Seq {
+	for _, s := range tags {
 		if s > seq {
 			next = min(next, s)
 		}
 	}
 	var w []float64
 	before, after := false, false
-	for i, s := range k.Seq {
+	for i, s := range tags {
 		before, after = before || s == seq, after || s == next
 		if s == seq || s == next {
-			w = append(w, k.WallNs[i])
+			w = append(w, vals[i])
 		}
 	}
 	if !before || !after {
@@ -365,8 +369,8 @@ type VerifyCost struct {
 // batches timed loops of at least perBatch each on one locked OS thread,
 // cycling through the samples (every verification must succeed), tagged
 // with seq (KindCost.Seq). It adds the batches to into (nil: a new
-// VerifyCost) and recomputes its medians, so measurements between the
-// runs pool.
+// VerifyCost) and recomputes its medians, so measurements before and
+// after the rounds pool.
 func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, seq, batches int, perBatch time.Duration, into *VerifyCost) (*VerifyCost, error) {
 	if into == nil {
 		into = &VerifyCost{Verifier: v.Name(), BatchS: perBatch.Seconds()}
@@ -434,21 +438,40 @@ func (k *KindCost) time(samples, seq, batches int, perBatch time.Duration, verif
 }
 
 func (k *KindCost) finish() {
-	var wall, cpu, before []float64
-	for i, seq := range k.Seq {
-		if seq > 0 {
-			wall, cpu = append(wall, k.WallNs[i]), append(cpu, k.CPUNs[i])
-		} else {
-			before = append(before, k.WallNs[i])
+	k.WallMedianNs = bench.Median(k.WallNs)
+	k.WallMinNs = slices.Min(k.WallNs)
+	k.CPUMedianNs = bench.Median(k.CPUNs)
+}
+
+// MeasureAllCoreCost times batches runs of at least perBatch each with
+// threads threads verifying at once (timeThreads), for each kind with
+// samples, tagged with seq (KindCost.AllCoreSeq), and adds them to into,
+// whose kinds MeasureVerifyCost has created. Every verification must
+// succeed.
+func MeasureAllCoreCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, threads, seq, batches int, perBatch time.Duration, into *VerifyCost) error {
+	kinds := []struct {
+		k      *KindCost
+		n      int
+		verify func(i int) bool
+	}{
+		{into.ECDSA, len(ecdsa), func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }},
+		{into.Schnorr, len(schnorr), func(i int) bool { s := &schnorr[i]; return v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) }},
+	}
+	for _, kd := range kinds {
+		if kd.k == nil || kd.n == 0 {
+			continue
+		}
+		kd.k.Threads = threads
+		for range batches {
+			ns, err := timeThreads(threads, kd.n, perBatch, kd.verify)
+			if err != nil {
+				return fmt.Errorf("valbench: all-core verify with %s: %w", v.Name(), err)
+			}
+			kd.k.AllCoreNs = append(kd.k.AllCoreNs, ns)
+			kd.k.AllCoreSeq = append(kd.k.AllCoreSeq, seq)
 		}
 	}
-	if len(wall) == 0 {
-		wall, cpu = k.WallNs, k.CPUNs
-	}
-	k.WallMedianNs = bench.Median(wall)
-	k.WallMinNs = slices.Min(wall)
-	k.CPUMedianNs = bench.Median(cpu)
-	k.BeforeWallMedianNs = bench.Median(before)
+	return nil
 }
 
 // Floor is the signature floor of a corpus.
@@ -480,9 +503,10 @@ func ComputeFloor(c SigCount, v *VerifyCost, cores int) Floor {
 	return f
 }
 
-// RunFloor is the floor's Seconds for run seq, from the batches timed
-// just before and just after it alone (0 if either side is missing).
-func RunFloor(c SigCount, v *VerifyCost, cores, seq int) float64 {
+// RunFloor is the signature floor of run seq: each kind's verifications
+// × its all-core cost from the batches timed just before and just after
+// that run (KindCost.AllCoreNs), in seconds; 0 if a side is missing.
+func RunFloor(c SigCount, v *VerifyCost, seq int) float64 {
 	s := 0.0
 	for _, nk := range []struct {
 		n int64
@@ -491,16 +515,13 @@ func RunFloor(c SigCount, v *VerifyCost, cores, seq int) float64 {
 		if nk.k == nil || nk.n == 0 {
 			continue
 		}
-		m := nk.k.aroundWallMedian(seq)
+		m := aroundMedian(nk.k.AllCoreNs, nk.k.AllCoreSeq, seq)
 		if m == 0 {
 			return 0
 		}
 		s += float64(nk.n) * m / 1e9
 	}
-	if cores <= 0 {
-		return 0
-	}
-	return s / float64(cores)
+	return s
 }
 
 // ParallelCost is the verifier's throughput with every core verifying at

@@ -172,10 +172,11 @@ func TestRunSideBySide(t *testing.T) {
 	if c.ECDSA != sum.Inputs || c.ECDSAFailed != 0 || c.Schnorr != 0 || res.Count.Inputs != sum.Inputs {
 		t.Fatalf("count %+v (%d inputs counted), generator %d inputs", c, res.Count.Inputs, sum.Inputs)
 	}
-	// Batches before the rounds (seq 0), before every run that ran (the
-	// second rocksdb run, seq 4, was skipped) and after the last (7).
-	if k := res.VerifyCost.ECDSA; k == nil || fmt.Sprint(k.Seq) != "[0 0 1 1 2 2 3 3 5 5 6 6 7 7]" ||
-		k.WallMedianNs != bench.Median(k.WallNs[2:]) || k.BeforeWallMedianNs != bench.Median(k.WallNs[:2]) || k.Samples != 64 {
+	// One-thread batches before the rounds (seq 0) and after the last run
+	// (7); all-core batches before every run that ran (the second rocksdb
+	// run, seq 4, was skipped) and after the last.
+	if k := res.VerifyCost.ECDSA; k == nil || fmt.Sprint(k.Seq) != "[0 0 7 7]" || k.WallMedianNs != bench.Median(k.WallNs) || k.Samples != 64 ||
+		fmt.Sprint(k.AllCoreSeq) != "[1 1 2 2 3 3 5 5 6 6 7 7]" || len(k.AllCoreNs) != 12 || k.Threads != runtime.NumCPU() {
 		t.Fatalf("verify cost %+v", res.VerifyCost.ECDSA)
 	}
 	if f := res.Floor; f.Cores != runtime.NumCPU() || f.Seconds <= 0 || f.CPUSeconds < 0 {
@@ -183,7 +184,7 @@ func TestRunSideBySide(t *testing.T) {
 	}
 	pb := arms["pebble"]
 	for _, r := range pb.Runs {
-		if want := RunFloor(c, res.VerifyCost, res.Floor.Cores, r.Seq); r.FloorS <= 0 || r.FloorS != want {
+		if want := RunFloor(c, res.VerifyCost, r.Seq); r.FloorS <= 0 || r.FloorS != want {
 			t.Fatalf("pebble run %d: floor %v, want %v", r.Seq, r.FloorS, want)
 		}
 	}
@@ -201,7 +202,7 @@ func TestRunSideBySide(t *testing.T) {
 	}
 	md := RenderMarkdown(res)
 	for _, s := range []string{"**Without signatures.**", "**All cores verifying.**", "| btcd ", "| utxod pebble | 2 |", "| utxod rocksdb | 1 | unavailable", "**Signature floor.**",
-		"Floor = signatures × wall cost ÷", "wall / its own floor", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
+		"Floor = signatures × wall cost ÷", "**Each run's own floor**", "`valbench.test import --network regtest --datadir D --backend B --json --hash-type muhash early.dat`"} {
 		if !strings.Contains(md, s) {
 			t.Fatalf("markdown lacks %q:\n%s", s, md)
 		}
@@ -238,30 +239,25 @@ func TestFloorAndHelpers(t *testing.T) {
 	if math.Abs(f.Seconds-(1000*40e-6+500*20e-6)/2) > 1e-12 || math.Abs(f.CPUSeconds-(1000*30e-6+500*10e-6)) > 1e-12 {
 		t.Fatalf("floor %+v", f)
 	}
-	// The batches before the rounds (seq 0) are kept but not used once
-	// any were timed between the runs; a run's own floor comes from the
+	// One-thread batches pool; a run's own floor comes from the all-core
 	// batches just before it and the next ones after it.
-	k := &KindCost{WallNs: []float64{50, 52, 30, 32, 31, 35, 40, 42}, CPUNs: []float64{40, 40, 29, 31, 30, 30, 41, 41}, Seq: []int{0, 0, 1, 1, 3, 3, 4, 4}}
+	k := &KindCost{WallNs: []float64{50, 52, 30, 32}, CPUNs: []float64{40, 40, 29, 31}, Seq: []int{0, 0, 7, 7},
+		AllCoreNs: []float64{20, 22, 16, 17, 25, 24}, AllCoreSeq: []int{1, 1, 3, 3, 4, 4}}
 	k.finish()
-	if k.WallMedianNs != 33.5 || k.WallMinNs != 30 || k.CPUMedianNs != 30.5 || k.BeforeWallMedianNs != 51 {
-		t.Fatalf("settled medians %+v", k)
+	if k.WallMedianNs != 41 || k.WallMinNs != 30 || k.CPUMedianNs != 35.5 {
+		t.Fatalf("medians %+v", k)
 	}
 	c, cost := SigCount{ECDSA: 1e9}, &VerifyCost{ECDSA: k}
-	if f := ComputeFloor(c, cost, 2); f.Seconds != 16.75 || f.CPUSeconds != 30.5 {
+	if f := ComputeFloor(c, cost, 2); f.Seconds != 20.5 || f.CPUSeconds != 35.5 {
 		t.Fatalf("floor %+v", f)
 	}
 	for _, tc := range []struct {
 		seq  int
 		want float64
-	}{{1, 15.75}, {3, 18.75}, {4, 0}, {2, 0}, {0, 20.5}} {
-		if got := RunFloor(c, cost, 2, tc.seq); got != tc.want {
+	}{{1, 18.5}, {3, 20.5}, {4, 0}, {2, 0}, {0, 0}} {
+		if got := RunFloor(c, cost, tc.seq); got != tc.want {
 			t.Errorf("RunFloor(seq %d) = %v, want %v", tc.seq, got, tc.want)
 		}
-	}
-	before := &KindCost{WallNs: []float64{50, 52}, CPUNs: []float64{40, 41}, Seq: []int{0, 0}}
-	before.finish()
-	if before.WallMedianNs != 51 || before.CPUMedianNs != 40.5 {
-		t.Fatalf("with only the batches before the rounds: %+v", before)
 	}
 	if bench.Median([]float64{3, 1, 2}) != 2 || bench.Median([]float64{4, 1, 3, 2}) != 2.5 || bench.Median(nil) != 0 {
 		t.Fatal("median")
