@@ -107,7 +107,7 @@ func RenderMarkdown(res *Result) string {
 			f.Cores, f.Seconds, f.CPUSeconds)
 		b.WriteString("`wall / sig floor` is each arm's median wall over the floor; `CPU / sig CPU` its median CPU over the signature CPU. ")
 		if k := kindWithAllCore(res.VerifyCost); k != nil {
-			fmt.Fprintf(&b, "**Each run's own floor** (`wall / its own floor`, the figure to quote): before every run and after the last, batches of ≥ %gs with all %d cores verifying at once (%d in all) (%.1f µs of wall per verification together, median; %.1f–%.1f); a run's floor is its signatures × the median of the batches just before and just after it, and the column is the median over its runs of wall ÷ that floor. The host has slow spells of up to a third that last from seconds to minutes and move both sides of such a pair.",
+			fmt.Fprintf(&b, "**Each run's own floor** (`wall / its own floor`, the figure to quote): before every run and after the last, batches of ≥ %gs with all %d cores verifying at once (%d in all) (%.1f µs of wall per verification together, median; %.1f–%.1f); a run's floor is its signatures × the median of the batches just before and just after it, and the column is the median over its runs of wall ÷ that floor. A slow spell of the host moves both sides of such a pair, where a floor timed elsewhere in the packet would not.",
 				res.VerifyCost.BatchS, k.Threads, len(k.AllCoreNs), bench.Median(k.AllCoreNs)/1e3, slices.Min(k.AllCoreNs)/1e3, slices.Max(k.AllCoreNs)/1e3)
 		}
 		b.WriteString("\n")
