@@ -337,23 +337,33 @@ type KindCost struct {
 // either side has none).
 func aroundMedian(vals []float64, tags []int, seq int) float64 {
 	next := math.MaxInt
-	for _, s := range tags {
-		if s > seq {
-			next = min(next, s)
+	for _, t := range tags {
+		if t > seq {
+			next = min(next, t)
 		}
 	}
 	var w []float64
-	before, after := false, false
-	for i, s := range tags {
-		before, after = before || s == seq, after || s == next
-		if s == seq || s == next {
+	nBefore := 0
+	for i, t := range tags {
+		if t == seq {
+			nBefore++
+		}
+		if t == seq || t == next {
 			w = append(w, vals[i])
 		}
 	}
-	if !before || !after {
+	if nBefore == 0 || nBefore == len(w) {
 		return 0
 	}
 	return bench.Median(w)
+}
+
+// sampleVerifiers returns v's checks of the i-th sampled ECDSA and
+// Schnorr signature.
+func sampleVerifiers(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample) (e, sch func(i int) bool) {
+	e = func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }
+	sch = func(i int) bool { s := &schnorr[i]; return v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) }
+	return e, sch
 }
 
 // VerifyCost is the single-verify cost of the verifier on one thread.
@@ -449,14 +459,12 @@ func (k *KindCost) finish() {
 // whose kinds MeasureVerifyCost has created. Every verification must
 // succeed.
 func MeasureAllCoreCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []SchnorrSample, threads, seq, batches int, perBatch time.Duration, into *VerifyCost) error {
+	verifyE, verifyS := sampleVerifiers(v, ecdsa, schnorr)
 	kinds := []struct {
 		k      *KindCost
 		n      int
 		verify func(i int) bool
-	}{
-		{into.ECDSA, len(ecdsa), func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }},
-		{into.Schnorr, len(schnorr), func(i int) bool { s := &schnorr[i]; return v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) }},
-	}
+	}{{into.ECDSA, len(ecdsa), verifyE}, {into.Schnorr, len(schnorr), verifyS}}
 	for _, kd := range kinds {
 		if kd.k == nil || kd.n == 0 {
 			continue
@@ -555,10 +563,10 @@ type ParallelCost struct {
 // Every verification must succeed.
 func MeasureParallelVerify(v script.SigVerifier, c SigCount, ecdsa []ECDSASample, schnorr []SchnorrSample, threads, batches int, perBatch time.Duration, into *ParallelCost) (*ParallelCost, error) {
 	kind, n := "ECDSA", len(ecdsa)
-	verify := func(i int) bool { s := &ecdsa[i]; return v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) }
+	verify, verifyS := sampleVerifiers(v, ecdsa, schnorr)
 	if c.Schnorr > c.ECDSA && len(schnorr) > 0 || n == 0 {
 		kind, n = "Schnorr", len(schnorr)
-		verify = func(i int) bool { s := &schnorr[i]; return v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) }
+		verify = verifyS
 	}
 	if n == 0 || threads < 1 {
 		return into, nil
