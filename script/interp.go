@@ -103,6 +103,7 @@ type vm struct {
 	h, h2   hash.Hash // SHA-256
 	rmd     hash.Hash
 	scratch []byte // cache keys, serialization
+	sw      sigWriter
 	code    [2][]byte
 	p2wpkh  [25]byte
 	sum     [32]byte
@@ -118,6 +119,7 @@ var vmPool = sync.Pool{New: func() any {
 		h2:        sha256.New(),
 		rmd:       ripemd160.New(),
 		scratch:   make([]byte, 0, 512),
+		sw:        sigWriter{buf: make([]byte, 0, 512)},
 	}
 }}
 

@@ -1,7 +1,6 @@
 package script
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"hash"
 
@@ -10,7 +9,6 @@ import (
 
 var (
 	ff8zero = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0}
-	zeroB   = []byte{0}
 )
 
 // checkECDSA is Core's CheckECDSASignature for BASE and WITNESS_V0.
@@ -83,89 +81,17 @@ func (m *vm) checkSchnorr(sig, pub []byte, sv sigVersion) string {
 	return ""
 }
 
-// w32/w64/wcompact write little-endian integers through m's scratch.
+// w32 writes a little-endian integer through m's scratch.
 func (m *vm) w32(h hash.Hash, v uint32) {
 	b := m.scratch[:4]
 	binary.LittleEndian.PutUint32(b, v)
 	h.Write(b)
 }
 
-func (m *vm) w64(h hash.Hash, v uint64) {
-	b := m.scratch[:8]
-	binary.LittleEndian.PutUint64(b, v)
-	h.Write(b)
-}
-
-func (m *vm) wcompact(h hash.Hash, v uint64) {
-	h.Write(wire.AppendCompactSize(m.scratch[:0], v))
-}
-
-// finishDouble sets m.sum to SHA256(SHA256(h's data)).
-func (m *vm) finishDouble(h hash.Hash) {
-	h.Sum(m.sum[:0])
-	m.sum = sha256.Sum256(m.sum[:])
-}
-
-// legacySigHash is LegacySigHash streamed through the vm's hasher (no
-// allocation); the result is in m.sum.
+// legacySigHash is LegacySigHash through the vm's writer; the result is
+// in m.sum.
 func (m *vm) legacySigHash(scriptCode []byte, hashType uint32) {
-	tx, idx := m.p.tx, m.idx
-	base := hashType & 0x1f
-	single := base == SigHashSingle
-	none := base == SigHashNone
-	anyone := hashType&SigHashAnyoneCanPay != 0
-	if single && idx >= len(tx.Outputs) {
-		m.sum = [32]byte{0: 1}
-		return
-	}
-	h := m.h
-	h.Reset()
-	m.w32(h, uint32(tx.Version))
-	nIn := len(tx.Inputs)
-	if anyone {
-		nIn = 1
-	}
-	m.wcompact(h, uint64(nIn))
-	for k := 0; k < nIn; k++ {
-		i := k
-		if anyone {
-			i = idx
-		}
-		in := &tx.Inputs[i]
-		h.Write(in.PrevHash[:])
-		m.w32(h, in.PrevIndex)
-		if i != idx {
-			h.Write(zeroB)
-		} else {
-			writeScriptCode(h, scriptCode, func(v uint64) { m.wcompact(h, v) })
-		}
-		if i != idx && (single || none) {
-			m.w32(h, 0)
-		} else {
-			m.w32(h, in.Sequence)
-		}
-	}
-	nOut := len(tx.Outputs)
-	switch {
-	case none:
-		nOut = 0
-	case single:
-		nOut = idx + 1
-	}
-	m.wcompact(h, uint64(nOut))
-	for i := 0; i < nOut; i++ {
-		if single && i != idx {
-			h.Write(ff8zero)
-			continue
-		}
-		o := &tx.Outputs[i]
-		m.w64(h, uint64(o.Value))
-		m.wcompact(h, uint64(len(o.Script)))
-		h.Write(o.Script)
-	}
-	m.w32(h, tx.LockTime)
-	m.w32(h, hashType)
-	m.finishDouble(h)
+	m.sum = m.sw.legacy(m.p.tx, m.idx, scriptCode, hashType)
 }
 
 // bip143SigHash is Core's SignatureHash for WITNESS_V0 (BIP143); the
@@ -180,37 +106,30 @@ func (m *vm) bip143SigHash(scriptCode []byte, hashType uint32) {
 	case base != SigHashSingle && base != SigHashNone:
 		outHash = p.hashOutputs
 	case base == SigHashSingle && idx < len(tx.Outputs):
-		h := m.h
-		h.Reset()
-		writeTxOut(h, m.scratch[:9], &tx.Outputs[idx])
-		m.finishDouble(h)
-		outHash = m.sum
+		outHash = m.sw.double(appendTxOut(m.sw.start(), &tx.Outputs[idx]))
 	}
-	h := m.h
-	h.Reset()
-	m.w32(h, uint32(tx.Version))
+	b := binary.LittleEndian.AppendUint32(m.sw.start(), uint32(tx.Version))
 	if !anyone {
-		h.Write(p.hashPrevouts[:])
+		b = append(b, p.hashPrevouts[:]...)
 	} else {
-		h.Write(zero32[:])
+		b = append(b, zero32[:]...)
 	}
 	if !anyone && base != SigHashSingle && base != SigHashNone {
-		h.Write(p.hashSequence[:])
+		b = append(b, p.hashSequence[:]...)
 	} else {
-		h.Write(zero32[:])
+		b = append(b, zero32[:]...)
 	}
 	in := &tx.Inputs[idx]
-	h.Write(in.PrevHash[:])
-	m.w32(h, in.PrevIndex)
-	m.wcompact(h, uint64(len(scriptCode)))
-	h.Write(scriptCode)
-	m.w64(h, uint64(p.prevouts[idx].Value))
-	m.w32(h, in.Sequence)
-	m.sum = outHash
-	h.Write(m.sum[:])
-	m.w32(h, tx.LockTime)
-	m.w32(h, hashType)
-	m.finishDouble(h)
+	b = append(b, in.PrevHash[:]...)
+	b = binary.LittleEndian.AppendUint32(b, in.PrevIndex)
+	b = wire.AppendCompactSize(b, uint64(len(scriptCode)))
+	b = append(b, scriptCode...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.prevouts[idx].Value))
+	b = binary.LittleEndian.AppendUint32(b, in.Sequence)
+	b = append(b, outHash[:]...)
+	b = binary.LittleEndian.AppendUint32(b, tx.LockTime)
+	b = binary.LittleEndian.AppendUint32(b, hashType)
+	m.sum = m.sw.double(b)
 }
 
 // taprootSigHash is Core's SignatureHashSchnorr; the result is in m.sum.

@@ -265,3 +265,49 @@ func itoa(n int) string {
 		}
 	}
 }
+
+// TestLegacySigHashLong checks serializations longer than the writer's
+// buffer (streamed in pieces, one of them a single huge output script)
+// against btcd's CalcSignatureHash, for every base type with and without
+// ANYONECANPAY and a scriptCode with separators.
+func TestLegacySigHashLong(t *testing.T) {
+	r := &rawTx{version: 2, lockTime: 77}
+	for i := range 700 {
+		in := wire.TxIn{PrevIndex: uint32(i), Sequence: uint32(i * 3), Script: bytes.Repeat([]byte{byte(i)}, 30)}
+		in.PrevHash[0], in.PrevHash[31] = byte(i), byte(i>>8)
+		r.ins = append(r.ins, in)
+	}
+	for i := range 40 {
+		r.outs = append(r.outs, wire.TxOut{Value: int64(i) * 1000, Script: bytes.Repeat([]byte{0x51}, 500+i)})
+	}
+	r.outs[7].Script = bytes.Repeat([]byte{0x6a}, 5*spillAt) // one append past the spill size
+	tx := mustParse(t, r)
+	var msg btcwire.MsgTx
+	if err := msg.Deserialize(bytes.NewReader(r.encode())); err != nil {
+		t.Fatal(err)
+	}
+	code := []byte{opDup, opCodeSeparator, opHash160, 0x02, 0xab, 0xab, opCodeSeparator, opEqualVerify, opCheckSig}
+	n := 0
+	for _, base := range []uint32{SigHashAll, SigHashNone, SigHashSingle} {
+		for _, acp := range []uint32{0, SigHashAnyoneCanPay} {
+			for _, idx := range []int{0, 8, 39, 699} {
+				ht := base | acp
+				got, err := LegacySigHash(tx, idx, code, ht)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := txscript.CalcSignatureHash(code, txscript.SigHashType(ht), &msg, idx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got[:], want) {
+					t.Errorf("hash type %#x, input %d: %v, btcd %x", ht, idx, got, want)
+				}
+				n++
+			}
+		}
+	}
+	if n != 24 {
+		t.Fatalf("ran %d cases", n)
+	}
+}
