@@ -67,7 +67,7 @@ func TestBatchSizeBoundsBatch(t *testing.T) {
 				}
 				s.w.drain()
 				s.forgetWritten()
-				dirty, coinBytes := s.coins.dirty()
+				dirty, _, coinBytes := s.coins.dirty()
 				size, ops := s.batchSize(coinBytes, len(dirty))
 				b, err := s.buildBatch()
 				if err != nil {

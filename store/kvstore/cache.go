@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 
 	"utxod/backends"
 	"utxod/utxo"
@@ -350,9 +349,10 @@ func (c *coinCache) bytes() int64 {
 	return c.entries.bytes() + c.arena.used
 }
 
-// dirty returns the txids a flush must write, in key order, and the bytes
-// of their keys and records.
-func (c *coinCache) dirty() (txids []wire.Hash, size int) {
+// dirty returns the txids a flush must write, the order that puts them in
+// key order (txids[order[0]] first), and the bytes of their keys and
+// records.
+func (c *coinCache) dirty() (txids []wire.Hash, order []uint64, size int) {
 	n := 0
 	for _, e := range c.entries.all() {
 		if e&entryDirty != 0 {
@@ -366,8 +366,7 @@ func (c *coinCache) dirty() (txids []wire.Hash, size int) {
 			txids = append(txids, txid)
 		}
 	}
-	slices.SortFunc(txids, func(a, b wire.Hash) int { return bytes.Compare(a[:], b[:]) })
-	return txids, size
+	return txids, keyOrder(txids), size
 }
 
 // retire runs after a flush made every dirty record durable: over budget

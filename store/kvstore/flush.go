@@ -144,17 +144,18 @@ func (s *Store) batchSize(coinBytes, coinOps int) (size, ops int) {
 // data and deletions, index entries, each Index's changes, then genesis,
 // schema, statistics and tip.
 func (s *Store) buildBatch() (*backends.Batch, error) {
-	dirty, size := s.coins.dirty()
+	dirty, order, size := s.coins.dirty()
 	size, ops := s.batchSize(size, len(dirty))
 	b := backends.NewBatch()
 	b.Grow(size, ops)
 	// Coins in key order: txids are random, and bbolt applies a batch key
 	// by key to its B+tree (docs/benchmarks/storage.md).
-	for _, txid := range dirty {
-		if e, _ := s.coins.entries.get(&txid); e.len() == 0 {
-			b.Delete(s.coins.coinKey(txid))
+	for _, i := range order {
+		txid := &dirty[i]
+		if e, _ := s.coins.entries.get(txid); e.len() == 0 {
+			b.Delete(s.coins.coinKey(*txid))
 		} else {
-			b.Put(s.coins.coinKey(txid), s.coins.arena.get(e))
+			b.Put(s.coins.coinKey(*txid), s.coins.arena.get(e))
 		}
 	}
 	for h, u := range s.undo {
