@@ -24,9 +24,13 @@ func compareHash(a, b wire.Hash) int { return bytes.Compare(a[:], b[:]) }
 // the words' indices are the order. Extra memory: 16 bytes a key. t is
 // not moved: its readers in key order load independently of each other,
 // where permuting t in place would chase one cache miss after another.
-func keyOrder(t []wire.Hash) []uint64 {
+func keyOrder(t []wire.Hash) []uint64 { return keyOrderFrom(t, radixMin) }
+
+// keyOrderFrom is keyOrder sorting by radix from `from` keys on (tests
+// lower it).
+func keyOrderFrom(t []wire.Hash, from int) []uint64 {
 	n := len(t)
-	if n < radixMin || uint64(n) > 1<<32 {
+	if n < from || uint64(n) > 1<<32 {
 		order := make([]uint64, n)
 		for i := range order {
 			order[i] = uint64(i)

@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -60,6 +61,39 @@ func TestKeyOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzKeyOrder: the radix path from one key on, against a comparison sort,
+// on keys cut from the input (short keys are padded with the key's index
+// modulo 3 in byte 31, so that many share their leading 32 bits).
+func FuzzKeyOrder(f *testing.F) {
+	f.Add([]byte{}, uint8(4))
+	f.Add(bytes.Repeat([]byte{0xff, 0, 1}, 50), uint8(3))
+	f.Add([]byte("abcdefghijklmnopqrstuvwxyz0123456789"), uint8(5))
+	f.Fuzz(func(t *testing.T, data []byte, width uint8) {
+		w := int(width%32) + 1
+		var keys []wire.Hash
+		for i := 0; i+w <= len(data); i += w {
+			var h wire.Hash
+			copy(h[:], data[i:i+w])
+			h[31] ^= byte(len(keys) % 3)
+			keys = append(keys, h)
+		}
+		want := slices.Clone(keys)
+		slices.SortFunc(want, compareHash)
+		got := make([]wire.Hash, 0, len(keys))
+		seen := make([]bool, len(keys))
+		for _, i := range keyOrderFrom(keys, 1) {
+			if seen[i] {
+				t.Fatalf("index %d twice", i)
+			}
+			seen[i] = true
+			got = append(got, keys[i])
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d keys of width %d: not in key order", len(keys), w)
+		}
+	})
 }
 
 // BenchmarkKeyOrder: the flush's key order, the radix arm against the
