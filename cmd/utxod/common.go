@@ -58,11 +58,12 @@ type commonFlags struct {
 
 // Defaults of the shared flags. Each has one source: the flag registrations
 // below read these, and the library packages' own zero values mean the same
-// (merkle.DefaultKernel, diskspace.DefaultMinFreeBytes).
+// (merkle.DefaultKernel, diskspace.DefaultMinFreeBytes,
+// kvstore.DefaultCacheBytes).
 const (
 	defaultNetwork      = "main"
 	defaultBackend      = "pebble"
-	defaultCacheMB      = 450
+	defaultCacheMB      = kvstore.DefaultCacheBytes >> 20
 	defaultScriptEngine = "utxod"
 	// Store fast paths of issue 19 on by default: the assume-valid gates
 	// promoted them (docs/benchmarks/gate/nonsig-fast-path-assume-valid,

@@ -63,11 +63,15 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// New wraps kv with a coins cache of budget bytes (0: 450 MiB). The caller
-// keeps ownership of kv: Close closes the store's cache, not kv.
+// DefaultCacheBytes is the coins cache budget New gives for 0 (utxod's
+// --cache-mb default): Core's default -dbcache.
+const DefaultCacheBytes = 450 << 20
+
+// New wraps kv with a coins cache of budget bytes (0: DefaultCacheBytes).
+// The caller keeps ownership of kv: Close closes the store's cache, not kv.
 func New(kv backends.KV, budget int64) *Store {
 	if budget <= 0 {
-		budget = 450 << 20
+		budget = DefaultCacheBytes
 	}
 	return &Store{kv: kv, budget: budget, coins: newCoinCache(kv),
 		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData), locs: make(map[wire.Hash][]byte), undoLocs: make(map[wire.Hash][]byte),

@@ -275,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				cfg.SigFreeRuns = 3
 			}
 			log.Info("valbench: signature-free imports (in-process)", "runs", cfg.SigFreeRuns)
-			if res.SigFree, err = MeasureSigFree(ctx, cfg.Corpus, cfg.Network, cfg.SigFreeRuns, cnt.Height, cnt.Tip); err != nil {
+			if res.SigFree, err = MeasureSigFree(ctx, cfg.Corpus, cfg.Network, cfg.Workdir, cfg.SigFreeRuns, cnt.Height, cnt.Tip); err != nil {
 				return nil, err
 			}
 		}

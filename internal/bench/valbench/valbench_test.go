@@ -191,7 +191,7 @@ func TestRunSideBySide(t *testing.T) {
 	if want := bench.Median([]float64{pb.Runs[0].WallS / pb.Runs[0].FloorS, pb.Runs[1].WallS / pb.Runs[1].FloorS}); pb.WallOverRunFloor != want {
 		t.Fatalf("pebble wall over its own floor %v, want %v", pb.WallOverRunFloor, want)
 	}
-	if sf := res.SigFree; sf == nil || len(sf.Runs) != 3 || sf.Inputs != sum.Inputs || sf.CPUMedianS <= 0 || sf.WallMedianS <= 0 ||
+	if sf := res.SigFree; sf == nil || sf.Store != "pebble" || len(sf.Runs) != 3 || sf.Inputs != sum.Inputs || sf.CPUMedianS <= 0 || sf.WallMedianS <= 0 ||
 		sf.BoundS != (res.Floor.CPUSeconds+sf.CPUMedianS)/float64(res.Floor.Cores) {
 		t.Fatalf("signature-free: %+v", res.SigFree)
 	}
