@@ -207,7 +207,7 @@ type importRun struct {
 // With dir empty the chainstate is in memory with MuHash off; otherwise it
 // is a new pebble store in dir with `utxod import`'s defaults (coins cache
 // budget, blocks and undo records in flat files, trusted cache misses,
-// early batches unsynced) and MuHash on, flushed at the end as the import
+// early batches unsynced, transactions counted by the store) and MuHash on, flushed at the end as the import
 // is, so that it does the import's work around the signatures.
 func importCorpus(ctx context.Context, corpus, network string, v script.SigVerifier, dir string) (_ *importRun, err error) {
 	p, err := params.ByName(network)
@@ -222,7 +222,7 @@ func importCorpus(ctx context.Context, corpus, network string, v script.SigVerif
 			return nil, err
 		}
 		defer func() { err = errors.Join(err, kv.Close()) }()
-		cfg.Store, cfg.DisableMuHash = st, false
+		cfg.Store, cfg.DisableMuHash, cfg.StoreCountsTxs = st, false, true
 	}
 	cs, err := chainstate.New(cfg)
 	if err != nil {
@@ -306,11 +306,11 @@ func (acceptVerifier) CheckTapTweak(_, _, _ [32]byte, _ bool) bool     { return 
 // SigFree is the work around the signatures: the in-process import of
 // CountSignatures with every check answered true, on a corpus whose
 // verifications all succeed (otherwise it is not measured). It runs on a
-// new pebble store with MuHash on, as `utxod import` does by default, but
+// new pebble store with MuHash on and the store counting transactions, as
+// `utxod import` does by default, but
 // connects one block at a time (no pipelining or read-ahead). Sessions
-// before 19 ran it on the memory store, whose Go maps cost more than the
-// store's own txid table (6.8–7.1 against 5.5–6.2 µs per input on
-// early440k).
+// before 19 ran it on the memory store with MuHash off, whose Go maps cost
+// more than this (6.8–7.1 against 5.3–5.9 µs per input on early440k).
 type SigFree struct {
 	Store       string       `json:"store"`
 	Runs        []SigFreeRun `json:"runs"`
