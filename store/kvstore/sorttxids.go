@@ -8,7 +8,7 @@ import (
 	"utxod/wire"
 )
 
-// radixMin is the length from which sortTxids sorts by radix; below it a
+// radixMin is the length from which keyOrder sorts by radix; below it a
 // comparison sort is as fast.
 const radixMin = 1 << 12
 

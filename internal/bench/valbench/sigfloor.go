@@ -207,8 +207,9 @@ type importRun struct {
 // With dir empty the chainstate is in memory with MuHash off; otherwise it
 // is a new pebble store in dir with `utxod import`'s defaults (coins cache
 // budget, blocks and undo records in flat files, trusted cache misses,
-// early batches unsynced, transactions counted by the store) and MuHash on, flushed at the end as the import
-// is, so that it does the import's work around the signatures.
+// early batches unsynced, transactions counted by the store) and MuHash
+// on, flushed at the end as the import is, so that it does the import's
+// work around the signatures.
 func importCorpus(ctx context.Context, corpus, network string, v script.SigVerifier, dir string) (_ *importRun, err error) {
 	p, err := params.ByName(network)
 	if err != nil {
@@ -217,11 +218,12 @@ func importCorpus(ctx context.Context, corpus, network string, v script.SigVerif
 	eng := script.NewEngine(script.WithSigVerifier(v), script.WithSigCacheEntries(script.DefaultSigCacheEntries), script.WithSigCacheStore(false))
 	cfg := chainstate.Config{Params: p, Validator: validate.New(p, eng, nil), Store: store.NewMem(), DisableMuHash: true, MaxOrphanBytes: 2048 << 20}
 	if dir != "" {
-		kv, st, err := openPebbleStore(dir)
-		if err != nil {
+		var kv backends.KV
+		var st *kvstore.Store
+		if kv, st, err = openPebbleStore(dir); err != nil {
 			return nil, err
 		}
-		defer func() { err = errors.Join(err, kv.Close()) }()
+		defer func() { err = errors.Join(err, kv.Close()) }() // the named result: a failed close is reported
 		cfg.Store, cfg.DisableMuHash, cfg.StoreCountsTxs = st, false, true
 	}
 	cs, err := chainstate.New(cfg)
@@ -307,10 +309,10 @@ func (acceptVerifier) CheckTapTweak(_, _, _ [32]byte, _ bool) bool     { return 
 // CountSignatures with every check answered true, on a corpus whose
 // verifications all succeed (otherwise it is not measured). It runs on a
 // new pebble store with MuHash on and the store counting transactions, as
-// `utxod import` does by default, but
-// connects one block at a time (no pipelining or read-ahead). Sessions
-// before 19 ran it on the memory store with MuHash off, whose Go maps cost
-// more than this (6.8–7.1 against 5.3–5.9 µs per input on early440k).
+// `utxod import` does by default, but connects one block at a time (no
+// pipelining or read-ahead). Sessions before 19 ran it on the memory store
+// with MuHash off, whose Go maps cost more than this (6.8–7.1 against
+// 5.3–5.9 µs per input on early440k).
 type SigFree struct {
 	Store       string       `json:"store"`
 	Runs        []SigFreeRun `json:"runs"`
