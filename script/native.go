@@ -134,7 +134,7 @@ var zero32 [32]byte
 func (p *nativeTx) initShared() {
 	p.onceShared.Do(func() {
 		h := sha256.New()
-		var b [9]byte
+		var b [17]byte
 		for i := range p.tx.Inputs {
 			in := &p.tx.Inputs[i]
 			h.Write(in.PrevHash[:])
@@ -162,7 +162,7 @@ func (p *nativeTx) initShared() {
 func (p *nativeTx) initTaproot() {
 	p.onceTaproot.Do(func() {
 		h := sha256.New()
-		var b [9]byte
+		var b [17]byte
 		for i := range p.prevouts {
 			binary.LittleEndian.PutUint64(b[:8], uint64(p.prevouts[i].Value))
 			h.Write(b[:8])
@@ -178,11 +178,10 @@ func (p *nativeTx) initTaproot() {
 	})
 }
 
-// writeTxOut serializes a CTxOut; b is scratch of at least 9 bytes.
+// writeTxOut writes a CTxOut's serialization (appendTxOut) to h; b is
+// scratch with room for 17 bytes.
 func writeTxOut(h hash.Hash, b []byte, o *wire.TxOut) {
-	binary.LittleEndian.PutUint64(b[:8], uint64(o.Value))
-	h.Write(b[:8])
-	h.Write(wire.AppendCompactSize(b[:0], uint64(len(o.Script))))
+	h.Write(appendTxOutHead(b[:0], o))
 	h.Write(o.Script)
 }
 

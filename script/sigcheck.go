@@ -152,7 +152,7 @@ func (m *vm) taprootSigHash(ht byte, sv sigVersion) bool {
 		if !m.ed.outputHashSet {
 			h := m.h2
 			h.Reset()
-			writeTxOut(h, m.scratch[:9], &tx.Outputs[idx])
+			writeTxOut(h, m.scratch, &tx.Outputs[idx])
 			h.Sum(m.ed.outputHash[:0])
 			m.ed.outputHashSet = true
 		}
@@ -190,7 +190,7 @@ func (m *vm) taprootSigHash(ht byte, sv sigVersion) bool {
 		in := &tx.Inputs[idx]
 		h.Write(in.PrevHash[:])
 		m.w32(h, in.PrevIndex)
-		writeTxOut(h, m.scratch[:9], &p.prevouts[idx])
+		writeTxOut(h, m.scratch, &p.prevouts[idx])
 		m.w32(h, in.Sequence)
 	} else {
 		m.w32(h, uint32(idx))

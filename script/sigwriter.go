@@ -118,9 +118,14 @@ func (w *sigWriter) legacy(tx *wire.Tx, idx int, scriptCode []byte, hashType uin
 
 // appendTxOut appends a CTxOut's serialization.
 func appendTxOut(b []byte, o *wire.TxOut) []byte {
+	return append(appendTxOutHead(b, o), o.Script...)
+}
+
+// appendTxOutHead appends a CTxOut's serialization up to its script: the
+// value and the script's length (at most 17 bytes).
+func appendTxOutHead(b []byte, o *wire.TxOut) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.Value))
-	b = wire.AppendCompactSize(b, uint64(len(o.Script)))
-	return append(b, o.Script...)
+	return wire.AppendCompactSize(b, uint64(len(o.Script)))
 }
 
 // appendScriptCode is Core's CTransactionSignatureSerializer::
