@@ -447,32 +447,21 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if len(ecdsa) > 0 {
-		if into.ECDSA == nil {
-			into.ECDSA = &KindCost{}
+	verifyE, verifyS := sampleVerifiers(v, ecdsa, schnorr)
+	for _, kd := range []struct {
+		name   string
+		k      **KindCost
+		n      int
+		verify func(i int) bool
+	}{{"ECDSA", &into.ECDSA, len(ecdsa), verifyE}, {"Schnorr", &into.Schnorr, len(schnorr), verifyS}} {
+		if kd.n == 0 {
+			continue
 		}
-		err := into.ECDSA.time(len(ecdsa), seq, batches, perBatch, func(i int) error {
-			if s := &ecdsa[i]; !v.VerifyECDSA(s.PubKey, s.Sig, s.Msg) {
-				return fmt.Errorf("valbench: sampled ECDSA signature %d does not verify with %s", i, v.Name())
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		if *kd.k == nil {
+			*kd.k = &KindCost{}
 		}
-	}
-	if len(schnorr) > 0 {
-		if into.Schnorr == nil {
-			into.Schnorr = &KindCost{}
-		}
-		err := into.Schnorr.time(len(schnorr), seq, batches, perBatch, func(i int) error {
-			if s := &schnorr[i]; !v.VerifySchnorr(s.PubKey, s.Sig, s.Msg) {
-				return fmt.Errorf("valbench: sampled Schnorr signature %d does not verify with %s", i, v.Name())
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		if i, ok := (*kd.k).time(kd.n, seq, batches, perBatch, kd.verify); !ok {
+			return nil, fmt.Errorf("valbench: sampled %s signature %d does not verify with %s", kd.name, i, v.Name())
 		}
 	}
 	return into, nil
@@ -480,16 +469,17 @@ func MeasureVerifyCost(v script.SigVerifier, ecdsa []ECDSASample, schnorr []Schn
 
 // time runs batches of at least perBatch each, cycling verify over the
 // samples, and records wall and thread-CPU ns per verification, tagged
-// with seq (the calling goroutine is locked to its OS thread).
-func (k *KindCost) time(samples, seq, batches int, perBatch time.Duration, verify func(i int) error) error {
+// with seq (the calling goroutine is locked to its OS thread); false and
+// the sample if one does not verify.
+func (k *KindCost) time(samples, seq, batches int, perBatch time.Duration, verify func(i int) bool) (failed int, ok bool) {
 	k.Samples = samples
 	for b := 0; b < batches; b++ {
 		n, wall := 0, time.Duration(0)
 		start, cpu0 := time.Now(), bench.ThreadCPU()
 		for wall < perBatch {
 			for range 64 {
-				if err := verify(n % samples); err != nil {
-					return err
+				if !verify(n % samples) {
+					return n % samples, false
 				}
 				n++
 			}
@@ -504,7 +494,7 @@ func (k *KindCost) time(samples, seq, batches int, perBatch time.Duration, verif
 		k.Seq = append(k.Seq, seq)
 	}
 	k.finish()
-	return nil
+	return 0, true
 }
 
 func (k *KindCost) finish() {

@@ -309,3 +309,30 @@ func (fakeVerifier) Name() string                                            { r
 func (fakeVerifier) VerifyECDSA(_, sig []byte, _ [32]byte) bool              { return sig[0] == 1 }
 func (fakeVerifier) VerifySchnorr(_ [32]byte, sig [64]byte, _ [32]byte) bool { return sig[0] == 1 }
 func (fakeVerifier) CheckTapTweak(_, _, _ [32]byte, _ bool) bool             { return true }
+
+// rejectFrom fails every ECDSA check of sample index bad or above (the
+// samples' messages carry their index in byte 0).
+type rejectFrom struct {
+	acceptVerifier
+	bad byte
+}
+
+func (r rejectFrom) VerifyECDSA(_, _ []byte, msg [32]byte) bool { return msg[0] < r.bad }
+
+// TestVerifyCostRejects: a sampled signature that does not verify stops
+// the timing with an error naming its kind and index, and nothing is
+// recorded for the kind after it.
+func TestVerifyCostRejects(t *testing.T) {
+	samples := make([]ECDSASample, 4)
+	for i := range samples {
+		samples[i].Msg[0] = byte(i)
+	}
+	if _, err := MeasureVerifyCost(rejectFrom{bad: 2}, samples, nil, 0, 1, time.Millisecond, nil); err == nil ||
+		!strings.Contains(err.Error(), "sampled ECDSA signature 2 does not verify") {
+		t.Fatalf("error %v", err)
+	}
+	vc, err := MeasureVerifyCost(rejectFrom{bad: 4}, samples, nil, 0, 1, time.Millisecond, nil)
+	if err != nil || len(vc.ECDSA.WallNs) != 1 || vc.Schnorr != nil {
+		t.Fatalf("all verifying: %+v, %v", vc, err)
+	}
+}
