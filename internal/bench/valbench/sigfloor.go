@@ -310,9 +310,8 @@ func (acceptVerifier) CheckTapTweak(_, _, _ [32]byte, _ bool) bool     { return 
 // verifications all succeed (otherwise it is not measured). It runs on a
 // new pebble store with MuHash on and the store counting transactions, as
 // `utxod import` does by default, but connects one block at a time (no
-// pipelining or read-ahead). Sessions before 19 ran it on the memory store
-// with MuHash off, whose Go maps cost more than this (6.8–7.1 against
-// 5.3–5.9 µs per input on early440k).
+// pipelining or read-ahead). Not the memory store: its Go maps cost more
+// than the store's txid table (docs/benchmarks/nonsig.md, session 19).
 type SigFree struct {
 	Store       string       `json:"store"`
 	Runs        []SigFreeRun `json:"runs"`
@@ -384,9 +383,8 @@ type KindCost struct {
 	// them together, which is the verify cost ÷ cores as the cores
 	// deliver it. They are timed before every run and after the last
 	// (AllCoreSeq, as Seq), so that each run has a floor timed beside it
-	// (RunFloor): this host has slow spells of up to a third that last
-	// from seconds to minutes, and its one-thread batches are bimodal
-	// (31-34 or 43-50 µs within minutes in packet s18b).
+	// (RunFloor): this host has slow spells that come and go within
+	// minutes (docs/benchmarks/nonsig.md, sessions 18 and 19).
 	Threads    int       `json:"threads,omitempty"`
 	AllCoreNs  []float64 `json:"all_core_ns,omitempty"`
 	AllCoreSeq []int     `json:"all_core_seq,omitempty"`
