@@ -364,7 +364,7 @@ func (p *importProgress) finish() {
 // goroutine run meanwhile (gates pipeline1-spare-p-full-s13 and
 // pipeline-verified-s13, docs/benchmarks/nonsig.md). Since the workers
 // reschedule (validate.yieldEvery) it no longer buys speed, but removing
-// it cost RocksDB 3.1 % of peak RSS (gate no-spare-p-full-s18-rep).
+// it cost RocksDB peak RSS (gate no-spare-p-full-s18-rep).
 func spareP() (raise, restore func()) {
 	prev := 0
 	raise = func() {
