@@ -111,6 +111,9 @@ func taggedHash(tag string, parts ...[]byte) [32]byte {
 	return out
 }
 
+// BenchmarkVerifyECDSA verifies one signature against its key in both
+// encodings: the difference is the compressed key's decompression (a field
+// square root), which every P2PKH/P2WPKH spend with a compressed key pays.
 func BenchmarkVerifyECDSA(b *testing.B) {
 	seed := sha256.Sum256([]byte("bench"))
 	priv, pub := btcec.PrivKeyFromBytes(seed[:])
@@ -120,11 +123,17 @@ func BenchmarkVerifyECDSA(b *testing.B) {
 	var compact [64]byte
 	r.PutBytesUnchecked(compact[:32])
 	s.PutBytesUnchecked(compact[32:])
-	pk := pub.SerializeCompressed()
-	b.ReportAllocs()
-	for b.Loop() {
-		if !VerifyECDSA(pk, &compact, &msg) {
-			b.Fatal("rejected")
-		}
+	for _, k := range []struct {
+		name string
+		pk   []byte
+	}{{"compressed", pub.SerializeCompressed()}, {"uncompressed", pub.SerializeUncompressed()}} {
+		b.Run(k.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !VerifyECDSA(k.pk, &compact, &msg) {
+					b.Fatal("rejected")
+				}
+			}
+		})
 	}
 }
