@@ -192,8 +192,8 @@ bench-nonsig: deps-build
 	CORPUS=$(NONSIG_CORPUS) UTXOD=$(BIN)/utxod BTCDREPLAY=$(BIN)/btcdreplay python3 docs/benchmarks/nonsig-side-by-side.py $(NONSIG_ROUNDS)
 
 # Side-by-side full validation (docs/benchmarks/validation.md, "btcd replay side by side" and "signature floor"):
-# btcdreplay (btcd's blockchain package, full validation) and utxod import on each of VALBENCH_STORES, alternating
-# ABBA for VALBENCH_ROUNDS rounds on fresh datadirs, plus the signature floor. Generates the early-profile corpus
+# btcdreplay (btcd's blockchain package, full validation) and utxod import on each of VALBENCH_STORES, rotating
+# (no arm twice in a row) for VALBENCH_ROUNDS rounds on fresh datadirs, plus the signature floor. Generates the early-profile corpus
 # (VALBENCH_INPUTS inputs, seed 1) unless VALBENCH_CORPUS exists. Prints the Markdown table; valbench.json and
 # valbench.md go to VALBENCH_OUT. ≈ 3 min with the defaults on 2 cores. Extra driver flags in VALBENCH_FLAGS, e.g.
 # make bench-validation VALBENCH_FLAGS='--utxod-args "--pipeline 4"'.

@@ -1,6 +1,6 @@
 // Command valbench is the side-by-side full-validation benchmark
 // (internal/bench/valbench; docs/benchmarks/validation.md): btcdreplay and
-// `utxod import` on every store, alternating (ABBA), on one corpus, plus the
+// `utxod import` on every store, in rotating order, on one corpus, plus the
 // signature floor. It prints the Markdown table and writes it and the JSON
 // result into --out.
 //
@@ -29,7 +29,7 @@ import (
 const usage = `Usage: valbench --corpus FILE [flags]
 
 Runs btcdreplay (btcd, full validation) and utxod import on every store,
-alternating (ABBA), on fresh data directories; reports medians of wall, CPU
+in rotating order (no arm twice in a row), on fresh data directories; reports medians of wall, CPU
 and peak RSS, the ratios btcd/utxod and the signature floor. Prints the
 Markdown table; --out also keeps it and the JSON result.
 `
@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cfg valbench.Config
 	fs.StringVar(&cfg.Corpus, "corpus", "", "block file (Core framing) every run validates (required)")
 	fs.StringVar(&cfg.Network, "network", "regtest", "network of the corpus")
-	fs.IntVar(&cfg.Rounds, "rounds", 3, "rounds; every arm runs once per round, the order reverses every other round (ABBA)")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "rounds; every arm runs once per round, each round starting one arm later (no arm runs twice in a row)")
 	stores := fs.String("stores", "pebble,rocksdb,bbolt", "comma-separated utxod stores (a store the binary lacks is reported unavailable)")
 	fs.StringVar(&cfg.UtxodBin, "utxod", "bin/utxod", "utxod executable (built with -tags rocksdb for the RocksDB arm)")
 	fs.StringVar(&cfg.BtcdBin, "btcdreplay", "bin/btcdreplay", "btcdreplay executable (cmd/btcdreplay)")

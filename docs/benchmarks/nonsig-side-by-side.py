@@ -2,7 +2,8 @@
 # Issue 19's assume-valid side-by-side run (docs/benchmarks/nonsig.md): btcd
 # with a checkpoint at the tip against utxod's defaults (reading one block
 # ahead while scripts are assumed valid, since session 16) and the control
-# arm without reading ahead (--prefetch 0) on every store, arms alternating (the order reverses every round),
+# arm without reading ahead (--prefetch 0) on every store, arms rotating (round r starts r arms later, as
+# internal/bench.Order: no arm runs twice in a row),
 # fresh datadir per run, /usr/bin/time's wall, user+sys CPU and peak RSS;
 # medians, and every utxod run's muhash / txouts / transactions printed.
 #
@@ -23,7 +24,8 @@ for s in ['pebble','rocksdb','bbolt']:
     arms.append((f'utxod {s} --prefetch 0',utx(s,['--prefetch','0'])))
 res={a[0]:[] for a in arms}; outs={}
 for r in range(rounds):
-    for label,cmd in (arms if r%2==0 else arms[::-1]):
+    k=r%len(arms)
+    for label,cmd in arms[k:]+arms[:k]:
         shutil.rmtree(D,ignore_errors=True)
         p=subprocess.run(['/usr/bin/time','-f','%e %U %S %M']+cmd,capture_output=True,text=True)
         if p.returncode: print(label,p.stderr[-2000:]); sys.exit(1)

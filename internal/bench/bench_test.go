@@ -49,9 +49,49 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestOrder(t *testing.T) {
-	got := fmt.Sprint(Order([]string{"a", "b", "c"}, 3))
-	if want := "[[a b c] [c b a] [a b c]]"; got != want {
-		t.Fatalf("Order = %s, want %s", got, want)
+	for _, c := range []struct {
+		names  []string
+		rounds int
+		want   string
+	}{
+		{[]string{"a", "b"}, 4, "[[a b] [b a] [a b] [b a]]"},
+		{[]string{"a", "b", "c"}, 4, "[[a b c] [b c a] [c a b] [a b c]]"},
+		{[]string{"a"}, 2, "[[a] [a]]"},
+	} {
+		if got := fmt.Sprint(Order(c.names, c.rounds)); got != c.want {
+			t.Errorf("Order(%v, %d) = %s, want %s", c.names, c.rounds, got, c.want)
+		}
+	}
+	// With three arms or more: every arm once a round, never twice in a
+	// row, and once in each position every len(names) rounds.
+	for n := 3; n <= 6; n++ {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = string(rune('a' + i))
+		}
+		order := Order(names, 2*n+1)
+		var prev string
+		pos := map[string][]int{}
+		for r, round := range order {
+			if got := fmt.Sprint(slices.Sorted(slices.Values(round))); got != fmt.Sprint(names) {
+				t.Fatalf("n=%d round %d = %v: not every arm once", n, r, round)
+			}
+			if round[0] == prev {
+				t.Fatalf("n=%d: %s runs twice in a row at round %d", n, prev, r)
+			}
+			prev = round[n-1]
+			if r < n {
+				for i, a := range round {
+					pos[a] = append(pos[a], i)
+				}
+			}
+		}
+		for a, p := range pos {
+			slices.Sort(p)
+			if len(slices.Compact(p)) != n {
+				t.Fatalf("n=%d: arm %s positions %v over %d rounds", n, a, p, n)
+			}
+		}
 	}
 }
 

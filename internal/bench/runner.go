@@ -85,14 +85,24 @@ type Runner struct {
 	warm bool // a run was measured: the next one waits Cooldown first
 }
 
-// Order returns the arm names of each round: forward in odd rounds (1, 3,
-// …), reversed in even ones — ABBA.
+// Order returns the arm names of each round. Two arms alternate ABBA
+// (forward in odd rounds, reversed in even ones), so that linear drift
+// cancels over each pair of rounds. Three or more rotate instead: round r
+// starts r arms later. ABBA would run an arm twice in a row at every turn
+// (…c | c…), and one slow spell of the host could then take two of its
+// runs (docs/benchmarks/nonsig.md, session 20); rotated, no arm runs twice
+// in a row, and every n rounds each arm runs once in each position.
 func Order(names []string, rounds int) [][]string {
 	out := make([][]string, rounds)
+	n := len(names)
 	for r := range out {
 		out[r] = slices.Clone(names)
-		if r%2 == 1 {
+		switch {
+		case n <= 2 && r%2 == 1:
 			slices.Reverse(out[r])
+		case n > 2:
+			k := r % n
+			out[r] = append(out[r][k:], names[:k]...)
 		}
 	}
 	return out

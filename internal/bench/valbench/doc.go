@@ -7,8 +7,9 @@
 //     internal/btcdreplay), and
 //   - `utxod import --backend B` for every store B,
 //
-// in alternating order (ABBA: round 1 btcd, pebble, rocksdb, bbolt; round 2
-// the reverse; …), measuring wall time (monotonic), user+system CPU and peak
+// in rotating order (round 1 btcd, pebble, rocksdb, bbolt; round 2 pebble,
+// rocksdb, bbolt, btcd; …: no arm runs twice in a row, see bench.Order),
+// measuring wall time (monotonic), user+system CPU and peak
 // RSS from the children's rusage, and checks that every run reaches the
 // corpus tip and that the stores agree on the chainstate. It reports
 // medians and the ratios btcd/utxod.

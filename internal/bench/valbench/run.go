@@ -40,8 +40,8 @@ const datadirPlaceholder = "{datadir}"
 type Config struct {
 	Corpus  string
 	Network string
-	// Rounds: each arm runs once per round; odd rounds run the arms in
-	// reverse order (ABBA).
+	// Rounds: each arm runs once per round, in bench.Order's order (with
+	// three arms or more, each round starts one arm later).
 	Rounds int
 	// Stores are the utxod arms (pebble, rocksdb, bbolt).
 	Stores []string
@@ -173,8 +173,7 @@ func (c *Config) Arms() []Arm {
 	return arms
 }
 
-// Order returns the arm names of each round: forward in odd rounds (1, 3,
-// …), reversed in even ones — ABBA.
+// Order returns the arm names of each round (bench.Order).
 func Order(arms []Arm, rounds int) [][]string {
 	var names []string
 	for _, a := range arms {
