@@ -96,13 +96,14 @@ func Order(names []string, rounds int) [][]string {
 	out := make([][]string, rounds)
 	n := len(names)
 	for r := range out {
-		out[r] = slices.Clone(names)
-		switch {
-		case n <= 2 && r%2 == 1:
-			slices.Reverse(out[r])
-		case n > 2:
+		if n > 2 {
 			k := r % n
-			out[r] = append(out[r][k:], names[:k]...)
+			out[r] = slices.Concat(names[k:], names[:k])
+			continue
+		}
+		out[r] = slices.Clone(names)
+		if r%2 == 1 {
+			slices.Reverse(out[r])
 		}
 	}
 	return out
