@@ -121,7 +121,7 @@ func benchFlush(b *testing.B, arm flushArm, preload int) {
 	}
 }
 
-// BenchmarkFlush: go test -run '^$' -bench Flush -benchmem -count 6 ./backends/bbolt
+// BenchmarkFlush: go test -run '^$' -bench Flush -benchmem -benchtime 5x -count 6 ./backends/bbolt
 func BenchmarkFlush(b *testing.B) {
 	for _, c := range []struct {
 		name    string
@@ -148,7 +148,7 @@ func TestFlushArmsAgree(t *testing.T) {
 		var got [][]byte
 		if err := db.View(func(tx *bolt.Tx) error {
 			top := tx.Bucket(bucket)
-			return top.ForEach(func(k, v []byte) error {
+			return top.ForEach(func(k, _ []byte) error {
 				if !nested {
 					got = append(got, slices.Clone(k))
 					return nil

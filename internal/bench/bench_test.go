@@ -194,3 +194,19 @@ func TestRecordFail(t *testing.T) {
 		t.Fatalf("%+v: %s", r, r.Failure())
 	}
 }
+
+// TestDescribeOrder: the words follow Order's rule, ABBA for two arms and a
+// rotation from three.
+func TestDescribeOrder(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a", "b"}, "arms alternating ABBA (a, b, then reversed)"},
+		{[]string{"a", "b", "c"}, "arms rotating (a, b, c, then each round one arm later, so that no arm runs twice in a row)"},
+	} {
+		if got := DescribeOrder(c.names); got != c.want {
+			t.Errorf("DescribeOrder(%v) = %q, want %q", c.names, got, c.want)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func Order(names []string, rounds int) [][]string {
 	out := make([][]string, rounds)
 	n := len(names)
 	for r := range out {
-		if n > 2 {
+		if n >= rotateFrom {
 			k := r % n
 			out[r] = slices.Concat(names[k:], names[:k])
 			continue
@@ -107,6 +107,19 @@ func Order(names []string, rounds int) [][]string {
 		}
 	}
 	return out
+}
+
+// rotateFrom is the number of arms from which Order rotates instead of
+// alternating ABBA.
+const rotateFrom = 3
+
+// DescribeOrder says in words how Order arranges names, for reports.
+func DescribeOrder(names []string) string {
+	first := strings.Join(names, ", ")
+	if len(names) < rotateFrom {
+		return "arms alternating ABBA (" + first + ", then reversed)"
+	}
+	return "arms rotating (" + first + ", then each round one arm later, so that no arm runs twice in a row)"
 }
 
 // Run runs rounds rounds of arms in Order. judge classifies each finished

@@ -34,8 +34,12 @@ func RenderMarkdown(res *Result) string {
 	if res.Count != nil {
 		fmt.Fprintf(&b, ", %s non-coinbase inputs", thousands(res.Count.Inputs))
 	}
+	order := "no rounds"
+	if len(res.Order) > 0 {
+		order = bench.DescribeOrder(res.Order[0])
+	}
 	fmt.Fprintf(&b, ". %d round(s), %s, %s cooldown; medians of the rounds.\n\n",
-		res.Rounds, orderText(res.Order), fmtDuration(res.CooldownS))
+		res.Rounds, order, fmtDuration(res.CooldownS))
 	h := res.Host
 	dirty := ""
 	if res.Git.Dirty != nil && *res.Git.Dirty {
@@ -237,16 +241,4 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
-}
-
-// orderText describes the order of the rounds (bench.Order).
-func orderText(order [][]string) string {
-	if len(order) == 0 {
-		return "no rounds"
-	}
-	first := strings.Join(order[0], ", ")
-	if len(order[0]) <= 2 {
-		return "arms alternating ABBA (" + first + ", then reversed)"
-	}
-	return "arms rotating (" + first + ", then each round one arm later, so that no arm runs twice in a row)"
 }

@@ -113,7 +113,7 @@ func smallCorpus(t *testing.T) (string, *chaingen.Summary) {
 	return path, sum
 }
 
-// The driver runs btcd and the available stores ABBA, reports the missing
+// The driver runs btcd and the available stores in bench.Order, reports the missing
 // store as unavailable, finds every run at the corpus tip, counts one
 // ECDSA verification per input of the early profile and computes a floor.
 func TestRunSideBySide(t *testing.T) {
