@@ -10,7 +10,7 @@ RUN go mod download
 COPY . .
 RUN GOFLAGS=-trimpath make build BIN=/out && rm -rf /var/lib/apt/lists/*
 # corerest: a stand-in for bitcoind -rest serving block files (the replicas-demo profile).
-RUN CGO_ENABLED=0 go build -trimpath -o /out/corerest ./cmd/corerest
+RUN CGO_ENABLED=0 go build -trimpath -o /out/corerest ./testkit/cmd/corerest
 
 FROM debian:bookworm-slim
 # Runtime libraries of the build's -dev packages, and curl for the

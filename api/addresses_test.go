@@ -17,9 +17,9 @@ import (
 
 	"utxod/address"
 	"utxod/chainstate"
-	"utxod/internal/blockgen"
-	"utxod/internal/chaingen"
 	"utxod/scripthash"
+	"utxod/testkit/blockgen"
+	"utxod/testkit/chaingen"
 	"utxod/utxo"
 	"utxod/wire"
 )

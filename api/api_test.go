@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"utxod/chainstate"
-	"utxod/internal/blockgen"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/blockgen"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"

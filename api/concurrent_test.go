@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"utxod/internal/chaingen"
 	"utxod/params"
+	"utxod/testkit/chaingen"
 	"utxod/wire"
 )
 

@@ -16,7 +16,7 @@ import (
 // asserts: no panic (the recoverer would turn one into a 500), no 5xx
 // (503 orphan-pool-full excepted: a fuzzer can fill the pool), and for
 // anything but a successful POST an unchanged chainstate. "make test" runs
-// them on their seed corpus; docs/benchmarks/reliability.md records longer
+// them on their seed corpus; bench/results/reliability.md records longer
 // runs (go test ./api -run '^$' -fuzz FuzzPostBlock -fuzztime 2m).
 
 const fuzzHeight = 200

@@ -16,8 +16,8 @@ import (
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
 	"utxod/chainstate"
-	"utxod/internal/blockgen"
 	"utxod/params"
+	"utxod/testkit/blockgen"
 	"utxod/wire"
 )
 

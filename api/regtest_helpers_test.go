@@ -9,8 +9,8 @@ import (
 
 	"utxod/address"
 	"utxod/chainstate"
-	"utxod/internal/blockgen"
 	"utxod/params"
+	"utxod/testkit/blockgen"
 )
 
 // regtest is a regtest chainstate fed with blocks built by blockgen.

@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"utxod/internal/chaingen"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/chaingen"
 	"utxod/validate"
 	"utxod/wire"
 )

@@ -10,12 +10,12 @@ import (
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/internal/blockgen"
-	"utxod/internal/raceflag"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
 	"utxod/store/kvstore"
+	"utxod/testkit/blockgen"
+	"utxod/testkit/raceflag"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"

@@ -128,7 +128,7 @@ type Config struct {
 	DisableMuHash bool
 	// AsyncMuHash records each block's MuHash changes on a goroutine of
 	// their own while the next block connects (the same digest). Off by
-	// default: its gates (docs/benchmarks/nonsig.md, session 7) gain
+	// default: its gates (bench/results/nonsig.md, session 7) gain
 	// 1.15–1.26× of wall but cost up to 4 % of CPU or of bbolt's peak RSS,
 	// past the gate rule's 3 %.
 	AsyncMuHash bool

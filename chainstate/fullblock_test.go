@@ -14,10 +14,10 @@ import (
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
 	"utxod/chainstate"
-	"utxod/internal/blockgen"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/blockgen"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"

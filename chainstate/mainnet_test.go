@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"testing"
 
-	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/validate"
 )

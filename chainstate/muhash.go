@@ -42,7 +42,7 @@ import (
 // materialises before and after them).
 //
 // On an early-chain import most coins are created and spent within one
-// window, so most MuHash work disappears (docs/benchmarks/digests.md).
+// window, so most MuHash work disappears (bench/results/digests.md).
 type lazyMuHash struct {
 	// added lists the transactions whose outputs were added in a window
 	// kept by height (a txid may repeat: materialize reads each once), in

@@ -13,12 +13,12 @@ import (
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/internal/blockgen"
-	"utxod/internal/chaingen"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
 	"utxod/store/kvstore"
+	"utxod/testkit/blockgen"
+	"utxod/testkit/chaingen"
 	"utxod/validate"
 	"utxod/wire"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"utxod/internal/corerest"
 	"utxod/params"
+	"utxod/testkit/corerest"
 )
 
 // BenchmarkFollowMainnet follows the mainnet sample's first 5000 blocks

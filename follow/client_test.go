@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"utxod/internal/corerest"
 	"utxod/params"
+	"utxod/testkit/corerest"
 	"utxod/wire"
 )
 

@@ -8,15 +8,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"utxod/internal/testchain"
+	"utxod/testkit/testchain"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"utxod/chainstate"
-	"utxod/internal/blockgen"
-	"utxod/internal/chaingen"
-	"utxod/internal/corerest"
 	"utxod/params"
+	"utxod/testkit/blockgen"
+	"utxod/testkit/chaingen"
+	"utxod/testkit/corerest"
 	"utxod/wire"
 )
 

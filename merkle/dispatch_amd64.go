@@ -9,7 +9,7 @@ import (
 )
 
 // autoOrder is the preference order of "auto", fastest first as measured on
-// the Zen 5 (Turin) host at parents_1024; see docs/benchmarks/merkle.md.
+// the Zen 5 (Turin) host at parents_1024; see bench/results/merkle.md.
 var autoOrder = []string{KernelAVX512, KernelSHANI, KernelAVX2, KernelGeneric}
 
 // features is the subset of CPU features the kernels use.

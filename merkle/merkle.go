@@ -121,7 +121,7 @@ func lookup(name string) (func(dst, src []wire.Hash), bool) {
 }
 
 // Available lists the kernels this host can run, fastest first as measured
-// (see docs/benchmarks/merkle.md); "auto" picks the first of them.
+// (see bench/results/merkle.md); "auto" picks the first of them.
 func Available() []string {
 	var out []string
 	for _, name := range autoOrder {

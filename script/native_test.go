@@ -14,7 +14,7 @@ import (
 	"github.com/btcsuite/btcd/txscript/v2"
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/internal/raceflag"
+	"utxod/testkit/raceflag"
 	"utxod/wire"
 )
 

@@ -11,7 +11,7 @@
 # Environment:
 #   SOURCE     REST URL of the node to follow: a bitcoind started with -rest
 #              (e.g. http://127.0.0.1:8332); empty: a stand-in serving the bundled
-#              mainnet sample (cmd/corerest), growing one block a second
+#              mainnet sample (testkit/cmd/corerest), growing one block a second
 #   NETWORK    main (default), testnet3, testnet4, signet, regtest
 #   BASE_PORT  8400: haproxy on BASE_PORT, primary +1, replicas +2 and +3, stand-in source +4
 #   WORKDIR    datadirs, logs and pid files (default ./replicas-run)
@@ -48,7 +48,7 @@ need_haproxy() {
 build() {
 	mkdir -p "$BIN"
 	go build ${TAGS:+-tags "$TAGS"} -o "$BIN/utxod" ./cmd/utxod
-	[ -n "$SOURCE" ] || go build -o "$BIN/corerest" ./cmd/corerest
+	[ -n "$SOURCE" ] || go build -o "$BIN/corerest" ./testkit/cmd/corerest
 }
 
 # run NAME CMD...: start CMD in the background, log to WORKDIR/NAME.log, pid in WORKDIR/NAME.pid.

@@ -15,12 +15,12 @@ import (
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
 	"utxod/backends"
-	"utxod/internal/blockgen"
 	"utxod/params"
+	"utxod/testkit/blockgen"
 )
 
 // benchCoins is the size of the benchmark's UTXO set
-// (UTXOD_SNAPBENCH_COINS, default 200,000; docs/benchmarks/snapshot.md
+// (UTXOD_SNAPBENCH_COINS, default 200,000; bench/results/snapshot.md
 // uses 2,000,000).
 func benchCoins() int {
 	if v, err := strconv.Atoi(os.Getenv("UTXOD_SNAPBENCH_COINS")); err == nil && v > 0 {
@@ -105,7 +105,7 @@ func fanoutChain(tb testing.TB, coins int) [][]byte {
 
 // BenchmarkSnapshot measures, per store, an import of the fan-out chain
 // and the dump, verify and load of its UTXO set, in coins per second of
-// that set (docs/benchmarks/snapshot.md). One iteration is one full round.
+// that set (bench/results/snapshot.md). One iteration is one full round.
 func BenchmarkSnapshot(b *testing.B) {
 	p := params.RegTest()
 	blocks := fanoutChain(b, benchCoins())
@@ -179,7 +179,7 @@ func benchRound(b *testing.B, p *params.Params, name string, blocks [][]byte) {
 
 // TestWriteFanoutCorpus writes the fan-out chain as a Core block file to
 // $UTXOD_SNAPBENCH_WRITE (skipped when unset), for the whole-process
-// figures of docs/benchmarks/snapshot.md.
+// figures of bench/results/snapshot.md.
 func TestWriteFanoutCorpus(t *testing.T) {
 	path := os.Getenv("UTXOD_SNAPBENCH_WRITE")
 	if path == "" {

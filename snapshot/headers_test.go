@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"utxod/internal/blockgen"
 	"utxod/params"
+	"utxod/testkit/blockgen"
 	"utxod/validate"
 	"utxod/wire"
 )

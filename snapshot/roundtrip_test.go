@@ -7,8 +7,8 @@ import (
 	"github.com/btcsuite/btcd/btcec/v2"
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/internal/blockgen"
 	"utxod/params"
+	"utxod/testkit/blockgen"
 	"utxod/wire"
 )
 

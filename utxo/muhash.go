@@ -103,7 +103,7 @@ func (z *num3072) mulMod(x, y *num3072) {
 
 // mulFullComba sets t = x·y by product scanning (Comba): column k
 // accumulates every x[i]·y[k−i] in a three-limb accumulator, which beats
-// row-wise schoolbook in pure Go (docs/benchmarks/digests.md). mulFull
+// row-wise schoolbook in pure Go (bench/results/digests.md). mulFull
 // uses math/big instead where it can, and mulMod the IFMA kernel where the
 // CPU has it (muhash_mul.go).
 func mulFullComba(t *[2 * num3072Limbs]uint64, x, y *num3072) {

@@ -88,7 +88,7 @@ func mulIFMASelfTest() bool {
 // mulFull sets t = x·y. On 64-bit platforms, where a num3072 has the
 // memory layout of 48 big.Words, it borrows math/big's multiplication
 // (assembly inner loops, Karatsuba at this size; faster than the Comba
-// loop, docs/benchmarks/digests.md) on the limbs in place, without copying or
+// loop, bench/results/digests.md) on the limbs in place, without copying or
 // allocating; elsewhere it runs mulFullComba. math/big's escape analysis
 // sends every operand to the heap, so callers pass a mulScratch's arrays.
 func mulFull(t *[2 * num3072Limbs]uint64, x, y *num3072) {

@@ -290,7 +290,7 @@ func FuzzMuHashUnmarshal(f *testing.F) {
 
 // BenchmarkMuHashInsert runs Insert (element + multiplication) on each
 // multiplication the host has; the sub-benchmarks are the kernel's
-// comparison (docs/benchmarks/digests.md).
+// comparison (bench/results/digests.md).
 func BenchmarkMuHashInsert(b *testing.B) {
 	for _, impl := range availableMulImpls() {
 		b.Run(impl.String(), func(b *testing.B) {

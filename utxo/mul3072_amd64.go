@@ -18,7 +18,7 @@ func mulFullIFMA(t *[2 * num3072Limbs]uint64, x, y *num3072) {
 }
 
 // reduceADX is reduce with its main loop in assembly (two carry chains):
-// about half the time of the Go loop (docs/benchmarks/digests.md).
+// about half the time of the Go loop (bench/results/digests.md).
 func (z *num3072) reduceADX(t *[2 * num3072Limbs]uint64) {
 	z.foldCarry(reduce3072ADX((*[num3072Limbs]uint64)(z), t))
 }

@@ -249,7 +249,7 @@ func checkRecordCoin(c Coin) error {
 // recordScriptKind is the special form a v5 record uses for script: Core's
 // forms 0–3 (P2PKH, P2SH, compressed-key P2PK). Uncompressed-key P2PK
 // (Core's forms 4/5) is stored raw: a square root on the curve at every read
-// costs more than the 34 bytes it saves per coin (docs/benchmarks/storage.md).
+// costs more than the 34 bytes it saves per coin (bench/results/storage.md).
 func recordScriptKind(s []byte) int {
 	if len(s) == 67 {
 		return -1

@@ -11,7 +11,7 @@ const sha256x16MaxLen = 2*sha256.BlockSize - 9
 
 // sha256x16Min is the fewest messages for which sha256Many uses the
 // 16-lane kernel: below it, one SHA-NI call per message is faster
-// (docs/benchmarks/digests.md).
+// (bench/results/digests.md).
 const sha256x16Min = 8
 
 // sha256x16 selects the 16-lane AVX-512 SHA-256 (sha256x16_amd64.s) for

@@ -159,7 +159,7 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	csv := deploymentActive(height, p.CSVHeight)
 
 	// Sized once: growing the delta's lists by appending was a quarter of
-	// an assume-valid import's allocations (docs/benchmarks/nonsig.md,
+	// an assume-valid import's allocations (bench/results/nonsig.md,
 	// session 9). The maps come from the pool, cleared.
 	nIn, nOut := 0, 0
 	for i := range b.Txs {

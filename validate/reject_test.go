@@ -9,7 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chainhash/v2"
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/internal/blockgen"
+	"utxod/testkit/blockgen"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"

@@ -199,7 +199,7 @@ func (c *ScriptCheck) work() {
 			// second and preempting the verifiers. Rescheduling keeps
 			// the schedtick moving and sysmon asleep: two threads then
 			// verify 2.0x as fast as one instead of 1.7x
-			// (docs/benchmarks/nonsig.md, session 17).
+			// (bench/results/nonsig.md, session 17).
 			runtime.Gosched()
 		}
 		// The seal's store comes before its read of finished, this add

@@ -6,7 +6,7 @@ import (
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/internal/blockgen"
+	"utxod/testkit/blockgen"
 	"utxod/validate"
 	"utxod/wire"
 )

@@ -12,7 +12,7 @@ import (
 // bytes; for segwit transactions also of the stripped serialization), so
 // ns/op is the corpus' total hashing time. Divided by the CPU seconds of
 // `utxod import` on the same file it bounds what batching the txid hashes
-// into SIMD lanes could ever save (docs/benchmarks/merkle.md).
+// into SIMD lanes could ever save (bench/results/merkle.md).
 //
 //	UTXOD_TXID_CORPUS=/tmp/early-100k.dat go test -run '^$' -bench CorpusTxIDs -count 10 ./wire/
 //

@@ -16,7 +16,7 @@ import (
 // today. A chainstate flush is one transaction of sorted coin keys ('c' ‖
 // txid); into an empty bucket every key lands in one leaf node, whose inode
 // slice grows by append until Commit splits it. Results and the decision are
-// in docs/benchmarks/nonsig.md, "Session 21".
+// in bench/results/nonsig.md, "Session 21".
 
 const (
 	flushKeys = 110_000 // the early440k corpus's first flush, in coin records

@@ -61,7 +61,7 @@ import (
 // A batched cursor reads entries in bulk: one cgo call copies as many as
 // fit into a Go buffer, where grocksdb's iterator needs four cgo calls and
 // two allocations per entry (Valid, Key, Value, Next), which made RocksDB's
-// scans and dumps 3× slower than pebble's (docs/benchmarks/snapshot.md,
+// scans and dumps 3× slower than pebble's (bench/results/snapshot.md,
 // addressindex.md). The first fill is small so that short ranges (an index
 // lookup, a first key) copy little; each later fill doubles up to
 // maxFillBytes.

@@ -349,7 +349,7 @@ func newIter(owner *guard.Guard, db *grocksdb.DB, snap *grocksdb.Snapshot, r bac
 	ro := grocksdb.NewDefaultReadOptions()
 	// Iterators here are whole-range scans (hash_serialized_3, snapshot
 	// dumps, the block index at open): read ahead, and leave the block
-	// cache to point lookups (docs/benchmarks/snapshot.md).
+	// cache to point lookups (bench/results/snapshot.md).
 	ro.SetReadaheadSize(2 << 20)
 	ro.SetFillCache(false)
 	if snap != nil {

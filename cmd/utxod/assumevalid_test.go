@@ -17,8 +17,8 @@ import (
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/internal/blockgen"
 	"utxod/params"
+	"utxod/testkit/blockgen"
 	"utxod/validate"
 	"utxod/wire"
 )

@@ -66,11 +66,11 @@ const (
 	defaultCacheMB      = kvstore.DefaultCacheBytes >> 20
 	defaultScriptEngine = "utxod"
 	// Store fast paths of issue 19 on by default: the assume-valid gates
-	// promoted them (docs/benchmarks/gate/nonsig-fast-path-assume-valid,
+	// promoted them (bench/results/gate/nonsig-fast-path-assume-valid,
 	// defaults-fast-path-assume-valid, defaults-three-assume-valid;
-	// docs/benchmarks/nonsig.md), and block files (gate
+	// bench/results/nonsig.md), and block files (gate
 	// block-files-default-s7): a block whose append meets a full disk goes
-	// to the KV, whose writes stop as usual (internal/torture TestFullDisk).
+	// to the KV, whose writes stop as usual (testkit/torture TestFullDisk).
 	defaultCompression = "none"
 	defaultEarlySync   = false
 	defaultBlockFiles  = true
@@ -81,8 +81,8 @@ const (
 	defaultStoreCounts = true
 	// Undo records in flat rev files, as Core's: on as a memory fix (gate
 	// undo-files-s8: peak RSS 0.69–0.88, CPU 1.02–1.08×, wall within 3 %;
-	// docs/benchmarks/nonsig.md); a full-disk append keeps the record in
-	// the KV (internal/torture TestFullDisk).
+	// bench/results/nonsig.md); a full-disk append keeps the record in
+	// the KV (testkit/torture TestFullDisk).
 	defaultUndoFiles = true
 )
 

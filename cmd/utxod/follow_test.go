@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"utxod/internal/chaingen"
-	"utxod/internal/corerest"
 	"utxod/params"
+	"utxod/testkit/chaingen"
+	"utxod/testkit/corerest"
 	"utxod/wire"
 )
 

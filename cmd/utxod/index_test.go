@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"utxod/backends"
-	"utxod/internal/chaingen"
 	"utxod/scripthash"
 	"utxod/store/kvstore"
+	"utxod/testkit/chaingen"
 	"utxod/utxo"
 	"utxod/wire"
 )

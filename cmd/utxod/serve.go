@@ -85,7 +85,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for in-flight requests at shutdown")
 	fs.IntVar(&f.utxosLimit, "utxos-limit", api.DefaultUTXOLimit, "GET /api/address/{address}/utxo answers 400 past this many outputs, as electrs' --utxos-limit (0: no limit)")
-	fs.IntVar(&f.apiProcs, "api-procs", runtime.NumCPU(), "Go processors (GOMAXPROCS) beyond the cores, so that requests need not wait while block validation, whose script workers are sized to the cores, holds every processor: the kernel then interleaves both at its finer time slices instead of Go's 10 ms preemption (POSTed-load p99 of address lookups 20-21 -> 9 ms on 2 cores, blocks validating 1.5x slower under that load; docs/benchmarks/addressindex.md). 0: GOMAXPROCS = the cores; an explicit GOMAXPROCS environment variable wins")
+	fs.IntVar(&f.apiProcs, "api-procs", runtime.NumCPU(), "Go processors (GOMAXPROCS) beyond the cores, so that requests need not wait while block validation, whose script workers are sized to the cores, holds every processor: the kernel then interleaves both at its finer time slices instead of Go's 10 ms preemption (POSTed-load p99 of address lookups 20-21 -> 9 ms on 2 cores, blocks validating 1.5x slower under that load; bench/results/addressindex.md). 0: GOMAXPROCS = the cores; an explicit GOMAXPROCS environment variable wins")
 	f.follow.register(fs)
 }
 

@@ -21,7 +21,7 @@ type Hasher struct {
 
 // EnvKernel is the environment variable that selects New's kernel: unset
 // or "stdlib", crypto/sha256 per message (the default: gate txid-batch-s8
-// found no whole-process win, docs/benchmarks/nonsig.md); "auto", the
+// found no whole-process win, bench/results/nonsig.md); "auto", the
 // fastest kernel the host runs.
 const EnvKernel = "UTXOD_TXID_KERNEL"
 

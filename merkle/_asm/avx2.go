@@ -2,7 +2,7 @@ package main
 
 // The AVX2 kernels: eight messages per YMM register (one 32-bit lane each).
 //
-// What bounds them (measured on the Zen 5 host, docs/benchmarks/merkle.md):
+// What bounds them (measured on the Zen 5 host, bench/results/merkle.md):
 // every AVX2 integer operation has a 2-cycle latency there, four issue per
 // cycle, and shifts only two per cycle. AVX2 has no rotate, so Σ0 and Σ1 are
 // 6 shifts and 5 XORs each, and a round is ≈ 35 operations.
@@ -21,7 +21,7 @@ package main
 //     the frame. Transforms 1 and 3 share one code path and all rounds
 //     without schedule work share another, selected by a phase register, so
 //     that the code stays small enough for the front end to keep up
-//     (docs/benchmarks/merkle.md).
+//     (bench/results/merkle.md).
 
 import (
 	. "github.com/mmcloughlin/avo/build"
@@ -83,7 +83,7 @@ func sigSmall(x Register, t []Register, r1, r2, s uint64) Register {
 
 // prologue loads the arguments and reserves a 64-byte-aligned frame of
 // size bytes in R8. Goroutine stacks give SP no useful alignment, and 32-byte
-// accesses that straddle cache lines are slow (docs/benchmarks/merkle.md).
+// accesses that straddle cache lines are slow (bench/results/merkle.md).
 func prologue(name, doc string, size int) (out, in Mem, n, base Register) {
 	TEXT(name, 0, "func(out, in *byte, n int)")
 	Doc(doc)

@@ -12,7 +12,7 @@ import (
 // Store collects before handing them to its background writer (a variable
 // for tests). With one batch queued and one being written, at most about
 // three batches' data are held twice (pending map and batch): larger batches
-// or a longer queue only raise peak RSS (docs/benchmarks/validation.md).
+// or a longer queue only raise peak RSS (bench/results/validation.md).
 var earlyBatchBytes = 1 << 20
 
 // pendingData is an undo record or raw block that a flush has not yet made

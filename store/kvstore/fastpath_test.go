@@ -9,11 +9,11 @@ import (
 
 	"utxod/backends"
 	"utxod/chainstate"
-	"utxod/internal/chaingen"
-	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/chaingen"
+	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"

@@ -149,7 +149,7 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 	b := backends.NewBatch()
 	b.Grow(size, ops)
 	// Coins in key order: txids are random, and bbolt applies a batch key
-	// by key to its B+tree (docs/benchmarks/storage.md).
+	// by key to its B+tree (bench/results/storage.md).
 	for _, i := range order {
 		txid := &dirty[i]
 		if e, _ := s.coins.entries.get(txid); e.len() == 0 {

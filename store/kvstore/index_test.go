@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"utxod/backends"
-	"utxod/internal/chaingen"
-	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/store"
+	"utxod/testkit/chaingen"
+	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/wire"
 )

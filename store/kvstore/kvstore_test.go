@@ -7,10 +7,10 @@ import (
 
 	"utxod/backends"
 	"utxod/chainstate"
-	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"

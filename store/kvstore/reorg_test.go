@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"utxod/internal/chaingen"
-	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/store"
+	"utxod/testkit/chaingen"
+	"utxod/testkit/testchain"
 )
 
 // TestReorgsSameOnEveryStore replays a generated chain with reorg branches

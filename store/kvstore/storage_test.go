@@ -18,11 +18,11 @@ import (
 
 	"utxod/backends"
 	"utxod/chainstate"
-	"utxod/internal/chaingen"
-	"utxod/internal/testchain"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/chaingen"
+	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -235,7 +235,7 @@ func vmRSS() int64 {
 // never flushes, flush (pending undo and blocks go), then drop the cache;
 // the live heap and the RSS it gives back (after GC and FreeOSMemory),
 // divided by the UTXO count. Corpora: the mainnet sample, and the regtest
-// block file named by STOREBENCH_CORPUS if set (internal/storebench gen).
+// block file named by STOREBENCH_CORPUS if set (bench/storebench gen).
 func BenchmarkCacheFootprint(b *testing.B) {
 	corpora := map[string]func() (*params.Params, [][]byte){
 		"mainnet": func() (*params.Params, [][]byte) { return params.MainNet(), mainnetBlocks(b) },

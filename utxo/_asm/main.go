@@ -9,7 +9,7 @@
 // and each pass computes 16 of them (lane i = block 16p+i). With B = 6 a
 // group of 8 elements is exactly 3 passes and no lane is wasted; B = 8 (two
 // elements of 8 blocks per pass, blocks 6 and 7 thrown away) was measured
-// against it (docs/benchmarks/digests.md) and is kept as a generator option
+// against it (bench/results/digests.md) and is kept as a generator option
 // only.
 //
 // Within a pass Zi holds state word i of the 16 blocks, so a quarter round

@@ -1,7 +1,7 @@
 /*
  * verify.c: libsecp256k1's ECDSA and BIP340 verification cost in plain C,
  * without the Go runtime — the cross-check for the figures in
- * docs/benchmarks/validation.md ("Two vCPUs"). Prints, five times, the
+ * bench/results/validation.md ("Two vCPUs"). Prints, five times, the
  * thread-CPU µs per verification over 10,000 verifications of 2,000
  * distinct random keys/messages. Not built by `go build` (no Go files
  * here).

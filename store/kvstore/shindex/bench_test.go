@@ -12,11 +12,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"utxod/backends"
-	"utxod/internal/bench"
-	"utxod/internal/testchain"
+	"utxod/bench"
 	"utxod/scripthash"
 	"utxod/store"
 	"utxod/store/kvstore"
+	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/wire"
 )

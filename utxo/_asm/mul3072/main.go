@@ -17,7 +17,7 @@
 //     H[q..] (b_8 being b_0 one register up). So no accumulator is ever
 //     shifted; 1002 IFMAs in all, against 960 for a shifted accumulator that
 //     also needs 240–480 VALIGNQs on the same ports (measured slower:
-//     docs/benchmarks/digests.md). Keeping the low and high halves in
+//     bench/results/digests.md). Keeping the low and high halves in
 //     separate registers (L in Z0..Z14, H in Z15..Z29) halves each
 //     register's chain of dependent IFMAs.
 //   - A column gets at most 120 addends below 2^52, so it stays below 2^59
