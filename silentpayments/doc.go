@@ -15,11 +15,22 @@
 // Public keys are taken as bip-0352/reference.py's get_pubkey_from_input
 // does: the taproot output key (as even-Y) for P2TR key- and script-path
 // spends unless the control block names the NUMS point H as internal key;
-// the last witness item for P2WPKH and P2SH-P2WPKH; for P2PKH the
-// compressed key in the scriptSig, searched from the end, whose HASH160 is
+// the last witness item for P2WPKH and for P2SH-P2WPKH (whose scriptSig
+// must be the BIP's template 0x16 0x0014 <20 bytes>, the only form a valid
+// spend can have; reference.py does not look at the first byte); for
+// P2PKH the compressed key in the scriptSig, searched from the end, whose HASH160 is
 // the scriptPubKey's hash (so malleated scriptSigs still yield the key).
 // Only compressed and x-only keys count; uncompressed and hybrid keys are
 // skipped. Inputs that match no template are ignored, not errors.
+//
+// Use, for each transaction of a connected block with the scriptPubKeys of
+// the outputs it spends:
+//
+//	tweak, ok, err := silentpayments.ComputeTweak(tx, prevoutScripts)
+//	if err == nil && ok {
+//		outs, maxValue := silentpayments.TaprootOutputs(tx)
+//		// index tweak with outs (cut-through) and maxValue (dust filter)
+//	}
 //
 // Point arithmetic uses github.com/decred/dcrd/dcrec/secp256k1/v4 in
 // variable time, which is fine here: every value involved is public.
