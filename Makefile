@@ -60,6 +60,7 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaders$$' -fuzztime $(FUZZTIME) ./follow/fuzz/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckBlock$$' -fuzztime $(FUZZTIME) ./follow/fuzz/
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./snapshot/fuzz/
+	$(GO) test -run '^$$' -fuzz '^FuzzComputeTweak$$' -fuzztime $(FUZZTIME) ./silentpayments/
 
 # The published Esplora client @mempool/mempool.js (npm) against a test
 # server (api's TestMempoolJSClient); needs node and npm.
