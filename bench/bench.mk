@@ -12,7 +12,7 @@ SNAPBENCH_ROUNDS ?= 3
 bench-snapshot: build
 	sh bench/scripts/snapshot-bench.sh $(SNAPBENCH_COINS) $(SNAPBENCH_ROUNDS)
 
-# Every tool under cmd/ besides utxod (README, CLI).
+# Every tool of bench/cmd and testkit/cmd (bench/README.md).
 .PHONY: tools
 tools: deps-build
 	$(GO) build -tags '$(TAGS)' -o $(BIN)/chaingen ./testkit/cmd/chaingen
@@ -24,7 +24,7 @@ tools: deps-build
 	$(GO) build -o $(BIN)/followbench ./bench/cmd/followbench
 	$(GO) build -o $(BIN)/addrbench ./bench/cmd/addrbench
 
-# A small performance gate (bench/results/gate/README.md): control
+# A small performance gate (bench/gate/README.md): control
 # --merkle-kernel generic vs candidate --merkle-kernel auto, ABBA, every store,
 # on a chaingen corpus if bin/chaingen exists, else the first GATE_BLOCKS
 # blocks of the mainnet sample. A few minutes; writes $(GATE_OUT)/custody.json,
@@ -72,7 +72,7 @@ bench-storage:
 	OUT=$(STOREBENCH_OUT) WORK=$(STOREBENCH_WORK) $(STOREBENCH_ENV) bench/storebench/run.sh
 	python3 bench/storebench/report.py $(STOREBENCH_OUT) $(STOREBENCH_OUT)/storage-growth.svg
 
-# Issue 19's assume-valid side by side (bench/results/nonsig.md): btcdreplay with a checkpoint at the tip
+# Issue 19's assume-valid side by side (bench/results/assumevalid.md): btcdreplay with a checkpoint at the tip
 # against utxod's defaults and the control arm --prefetch 0 on every store, NONSIG_ROUNDS rounds, order
 # reversed each round, on the early corpus of 440k inputs buried under 2017 coinbase-only blocks (generated unless
 # NONSIG_CORPUS exists). ≈ 2 min with the defaults on 2 cores.

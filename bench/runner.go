@@ -90,7 +90,7 @@ type Runner struct {
 // cancels over each pair of rounds. Three or more rotate instead: round r
 // starts r arms later. ABBA would run an arm twice in a row at every turn
 // (…c | c…), and one slow spell of the host could then take two of its
-// runs (bench/results/nonsig.md, session 20); rotated, no arm runs twice
+// runs; rotated, no arm runs twice
 // in a row, and every n rounds each arm runs once in each position.
 func Order(names []string, rounds int) [][]string {
 	out := make([][]string, rounds)

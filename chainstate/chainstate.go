@@ -128,9 +128,7 @@ type Config struct {
 	DisableMuHash bool
 	// AsyncMuHash records each block's MuHash changes on a goroutine of
 	// their own while the next block connects (the same digest). Off by
-	// default: its gates (bench/results/nonsig.md, session 7) gain
-	// 1.15–1.26× of wall but cost up to 4 % of CPU or of bbolt's peak RSS,
-	// past the gate rule's 3 %.
+	// default: it failed the gate on CPU and peak RSS (bench/decisions.md).
 	AsyncMuHash bool
 	// MaxOrphanBytes bounds the blocks held while their parent is unknown
 	// (default 64 MiB). An import of out-of-order block files wants more.

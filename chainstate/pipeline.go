@@ -61,14 +61,13 @@ type StreamConfig struct {
 	// scripts (assume-valid): the reading goroutine stops for good, its
 	// blocks read ahead kept, once a block's scripts are verified. With
 	// every script verified both cores verify signatures and reading
-	// ahead only costs (gate prefetch1-default-full-s11 in
-	// bench/results/gate). Ignored when Prefetch is set.
+	// ahead only costs (bench/decisions.md). Ignored when Prefetch is set.
 	AssumedPrefetch int
 	// VerifiedDepth, if above Depth, replaces it from the first block
 	// whose scripts are verified on; OnVerified, if set, is called then,
 	// once. Where scripts are skipped, pipelining has nothing to overlap
-	// (gate pipeline1-spare-p-s13 in bench/results/gate), so an
-	// assume-valid import pipelines only its verified tail.
+	// (bench/decisions.md), so an assume-valid import pipelines only its
+	// verified tail.
 	VerifiedDepth int
 	OnVerified    func()
 	// OwnedBlocks says that next returns a slice of its own for every

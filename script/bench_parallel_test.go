@@ -10,8 +10,7 @@ import (
 // verification when all cores verify, as an import's workers do. The
 // "yield" arms reschedule every 16 verifications, as the workers do
 // (validate.yieldEvery): without it sysmon retakes each P every 10 ms and
-// then polls every 20 µs, preempting the verifiers (bench/results/nonsig.md,
-// session 17).
+// then polls every 20 µs, preempting the verifiers (bench/decisions.md).
 func BenchmarkSigVerifyParallel(b *testing.B) {
 	_, msg, pub, der := benchSig()
 	for _, v := range verifiers() {

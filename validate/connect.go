@@ -158,9 +158,9 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	flags := v.ScriptFlags(height, b.Hash)
 	csv := deploymentActive(height, p.CSVHeight)
 
-	// Sized once: growing the delta's lists by appending was a quarter of
-	// an assume-valid import's allocations (bench/results/nonsig.md,
-	// session 9). The maps come from the pool, cleared.
+	// Sized once: growing the delta's lists by appending was a large share
+	// of an import's allocations (bench/decisions.md). The maps come from
+	// the pool, cleared.
 	nIn, nOut := 0, 0
 	for i := range b.Txs {
 		if i > 0 {

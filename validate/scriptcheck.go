@@ -197,9 +197,7 @@ func (c *ScriptCheck) work() {
 			// sysmon as running 10 ms on one schedtick: it retakes the
 			// P and polls every 20 µs again, waking about 6,000 times a
 			// second and preempting the verifiers. Rescheduling keeps
-			// the schedtick moving and sysmon asleep: two threads then
-			// verify 2.0x as fast as one instead of 1.7x
-			// (bench/results/nonsig.md, session 17).
+			// the schedtick moving and sysmon asleep (bench/decisions.md).
 			runtime.Gosched()
 		}
 		// The seal's store comes before its read of finished, this add

@@ -275,7 +275,7 @@ func TestGateSlowCandidateReverts(t *testing.T) {
 // 0.5–2.0 (no systematic bias: a harness timing the wrong process or
 // mixing up arms would be far outside). The rule must not promote identical
 // arms — but sub-second runs on a loaded machine are noisy enough to promote
-// spuriously (bench/results/gate/README.md, "Noise"), so the test makes up
+// spuriously (bench/gate/README.md, "Noise"), so the test makes up
 // up to ten attempts of three pairs (go test runs packages side by side) and
 // requires one revert. (Such gates carry "noise:" notes in their verdict; see
 // TestNoiseNotes.)

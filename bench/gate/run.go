@@ -145,8 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Custody, error) {
 			// Both arms run fresh copies: an executable's pages already in
 			// the page cache are mapped around each fault, so a binary the
 			// linker just wrote and one built earlier had different peak
-			// RSS for the same code (29, 33 and 36 MiB of file pages for
-			// three builds of one tree; nonsig.md, session 9).
+			// RSS for the same code.
 			cp, err := freshCopy(bin, workdir, name)
 			if err != nil {
 				return nil, fmt.Errorf("gate: %s binary: %w", name, err)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# Issue 19's assume-valid side-by-side run (bench/results/nonsig.md): btcd
+# Issue 19's assume-valid side-by-side run (bench/results/assumevalid.md): btcd
 # with a checkpoint at the tip against utxod's defaults (reading one block
-# ahead while scripts are assumed valid, since session 16) and the control
+# ahead while scripts are assumed valid) and the control
 # arm without reading ahead (--prefetch 0) on every store, arms rotating (round r starts r arms later, as
 # bench.Order: no arm runs twice in a row),
 # fresh datadir per run, /usr/bin/time's wall, user+sys CPU and peak RSS;

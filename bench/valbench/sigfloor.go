@@ -311,7 +311,7 @@ func (acceptVerifier) CheckTapTweak(_, _, _ [32]byte, _ bool) bool     { return 
 // new pebble store with MuHash on and the store counting transactions, as
 // `utxod import` does by default, but connects one block at a time (no
 // pipelining or read-ahead). Not the memory store: its Go maps cost more
-// than the store's txid table (bench/results/nonsig.md, session 19).
+// than the store's txid table.
 type SigFree struct {
 	Store       string       `json:"store"`
 	Runs        []SigFreeRun `json:"runs"`
@@ -383,8 +383,8 @@ type KindCost struct {
 	// them together, which is the verify cost ÷ cores as the cores
 	// deliver it. They are timed before every run and after the last
 	// (AllCoreSeq, as Seq), so that each run has a floor timed beside it
-	// (RunFloor): this host has slow spells that come and go within
-	// minutes (bench/results/nonsig.md, sessions 18 and 19).
+	// (RunFloor): a shared host has slow spells that come and go within
+	// minutes.
 	Threads    int       `json:"threads,omitempty"`
 	AllCoreNs  []float64 `json:"all_core_ns,omitempty"`
 	AllCoreSeq []int     `json:"all_core_seq,omitempty"`

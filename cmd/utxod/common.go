@@ -65,24 +65,19 @@ const (
 	defaultBackend      = "pebble"
 	defaultCacheMB      = kvstore.DefaultCacheBytes >> 20
 	defaultScriptEngine = "utxod"
-	// Store fast paths of issue 19 on by default: the assume-valid gates
-	// promoted them (bench/results/gate/nonsig-fast-path-assume-valid,
-	// defaults-fast-path-assume-valid, defaults-three-assume-valid;
-	// bench/results/nonsig.md), and block files (gate
-	// block-files-default-s7): a block whose append meets a full disk goes
-	// to the KV, whose writes stop as usual (testkit/torture TestFullDisk).
+	// Store fast paths on by default (bench/decisions.md). A block whose
+	// append meets a full disk goes to the KV, whose writes stop as usual
+	// (testkit/torture TestFullDisk).
 	defaultCompression = "none"
 	defaultEarlySync   = false
 	defaultBlockFiles  = true
 	defaultTrustMisses = true
-	// The store counts the transactions while it connects (gate
-	// store-counts-txs-s7; before the MuHash record left the connecting
-	// goroutine it did not pay on pebble, store-counts-txs-s6).
+	// The store counts the transactions while it connects
+	// (bench/decisions.md).
 	defaultStoreCounts = true
-	// Undo records in flat rev files, as Core's: on as a memory fix (gate
-	// undo-files-s8: peak RSS 0.69–0.88, CPU 1.02–1.08×, wall within 3 %;
-	// bench/results/nonsig.md); a full-disk append keeps the record in
-	// the KV (testkit/torture TestFullDisk).
+	// Undo records in flat rev files, as Core's: on as a memory fix
+	// (bench/decisions.md); a full-disk append keeps the record in the KV
+	// (testkit/torture TestFullDisk).
 	defaultUndoFiles = true
 )
 

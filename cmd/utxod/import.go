@@ -34,12 +34,12 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
 	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
-	muAsync := fs.Bool("muhash-async", false, "record each block's MuHash changes on a goroutine of their own while the next block connects (the same digest; faster wall, a little more CPU and memory: bench/results/nonsig.md)")
+	muAsync := fs.Bool("muhash-async", false, "record each block's MuHash changes on a goroutine of their own while the next block connects (the same digest; faster wall, more CPU and memory: bench/decisions.md)")
 	startProfile := profileFlags(fs)
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
-	prefetch := fs.Int("prefetch", defaultPrefetch, fmt.Sprintf("read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off; -1: %d while blocks connect with their scripts assumed valid, then off, since with every script verified both cores verify signatures and reading ahead only costs; gate prefetch-owned-s16 in bench/results/nonsig.md)", chainstate.DefaultAssumedPrefetch))
-	pipeline := fs.Int("pipeline", -1, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (-1: 1 from the first block whose scripts are verified, with one more P than GOMAXPROCS unless the environment sets it, and 0 while scripts are assumed valid, where there is nothing to overlap; 0: off, each block is fully verified before the next is read; gate pipeline-verified-s13 in bench/results/nonsig.md)")
+	prefetch := fs.Int("prefetch", defaultPrefetch, fmt.Sprintf("read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off; -1: %d while blocks connect with their scripts assumed valid, then off, since with every script verified both cores verify signatures and reading ahead only costs; bench/decisions.md)", chainstate.DefaultAssumedPrefetch))
+	pipeline := fs.Int("pipeline", -1, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (-1: 1 from the first block whose scripts are verified, with one more P than GOMAXPROCS unless the environment sets it, and 0 while scripts are assumed valid, where there is nothing to overlap; 0: off, each block is fully verified before the next is read; bench/decisions.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
 
@@ -181,8 +181,7 @@ Flags:`)
 	// The blocks, parses and deltas of the import are garbage now. Collect
 	// them before the digest's read-back and the final flush allocate, so
 	// those reuse the memory instead of growing a heap whose goal the
-	// import's garbage had doubled: peak RSS fell from 134–153 to 105–113
-	// MiB on the 440k corpus (bench/results/nonsig.md, session 9).
+	// import's garbage had doubled (bench/decisions.md).
 	runtime.GC()
 	if *memProfile != "" {
 		if f, err := os.Create(*memProfile); err == nil {
@@ -361,10 +360,9 @@ func (p *importProgress) finish() {
 // (unless the environment sets GOMAXPROCS), and restore, which puts the old
 // value back if raise changed it. A signature verifier in a cgo call keeps
 // its P until the runtime retakes it; the spare lets the connecting
-// goroutine run meanwhile (gates pipeline1-spare-p-full-s13 and
-// pipeline-verified-s13, bench/results/nonsig.md). Since the workers
-// reschedule (validate.yieldEvery) it no longer buys speed, but removing
-// it cost RocksDB peak RSS (gate no-spare-p-full-s18-rep).
+// goroutine run meanwhile. Since the workers reschedule
+// (validate.yieldEvery) it no longer buys speed, but removing it cost
+// peak RSS (bench/decisions.md).
 func spareP() (raise, restore func()) {
 	prev := 0
 	raise = func() {

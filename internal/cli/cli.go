@@ -1,5 +1,5 @@
-// Package cli is the shape every tool under cmd/ except utxod shares (gate,
-// valbench, btcdreplay, chaingen, storebench), and the conventions utxod's
+// Package cli is the shape every tool under bench/cmd and testkit/cmd shares
+// (gate, valbench, btcdreplay, chaingen, storebench, ...), and the conventions utxod's
 // own commands follow: main calls Main with the tool's run function, which
 // gets a context that SIGINT and SIGTERM cancel; --help prints the usage on
 // stdout and exits 0; a bad flag or argument is one line on stderr and exit

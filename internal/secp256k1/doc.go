@@ -12,7 +12,7 @@
 //     scalar assembly on amd64) and the extrakeys and schnorrsig modules;
 //   - tag syssecp256k1: the system library found by pkg-config (Debian's
 //     libsecp256k1-dev, 0.2.0 on bookworm), the arm the bundled copy was
-//     gated against (bench/results/gate/bundled-libsecp256k1).
+//     gated against (bench/decisions.md).
 //
 // Without cgo or with the purego tag the package holds only Library ("")
 // and callers use the pure-Go decred code.

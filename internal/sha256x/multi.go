@@ -16,7 +16,7 @@ const lanes = 16
 
 // minMulti is the smallest batch worth the kernel: a call costs one
 // 16-lane compression per step however many lanes are busy, about as much
-// as three or four messages through crypto/sha256 (bench/results/nonsig.md).
+// as three or four messages through crypto/sha256 (BenchmarkDoubleSums).
 const minMulti = 4
 
 // hostMulti reports whether the host runs the AVX-512 kernel (cpuid reports

@@ -20,8 +20,8 @@ type Hasher struct {
 }
 
 // EnvKernel is the environment variable that selects New's kernel: unset
-// or "stdlib", crypto/sha256 per message (the default: gate txid-batch-s8
-// found no whole-process win, bench/results/nonsig.md); "auto", the
+// or "stdlib", crypto/sha256 per message (the default: the kernel gave no
+// whole-process win, bench/decisions.md); "auto", the
 // fastest kernel the host runs.
 const EnvKernel = "UTXOD_TXID_KERNEL"
 

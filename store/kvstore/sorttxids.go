@@ -17,7 +17,7 @@ func compareHash(a, b wire.Hash) int { return bytes.Compare(a[:], b[:]) }
 // keyOrder returns the permutation that sorts t in byte order (the
 // store's key order): t[order[0]] ≤ t[order[1]] ≤ …. A comparison sort of
 // a mainnet-sized flush's millions of 32-byte keys is slow on the flushing
-// goroutine (BenchmarkKeyOrder, bench/results/nonsig.md), so long slices
+// goroutine (BenchmarkKeyOrder), so long slices
 // are sorted as 8-byte words instead: each txid's leading 32 bits above its
 // index, by two stable counting passes of 16 bits; keys that share their
 // leading 32 bits (rare: txids are uniform) are then ordered by the whole

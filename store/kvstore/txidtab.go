@@ -13,7 +13,7 @@ import (
 // touches its group's control word and then the slot, two dependent
 // misses; and a block's lookups can be started back to back (peek), so
 // that their misses overlap before the connect reads them one at a time
-// (bench/results/nonsig.md, session 12).
+// (bench/decisions.md).
 //
 // The slots are split into segments of segSlots under a directory
 // (extendible hashing, as the Go map's tables are): a full segment splits

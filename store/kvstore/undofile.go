@@ -18,7 +18,7 @@ import (
 // are synced — the block files' protocol (blockfile.go), with the same
 // pruning of files no location points into. Through the KV every record
 // went through the write-ahead log, the memtable, its flushes and
-// compactions (bench/results/nonsig.md).
+// compactions (bench/decisions.md).
 //
 // A record in a rev file is framed: the block hash (32 bytes), the CRC-32C of
 // the record (uint32 LE), the record. A read checks both (Core's rev files

@@ -1,8 +1,5 @@
 //go:build race
 
-// Package raceflag tells tests whether the race detector is on: it
-// instruments allocations (allocation counts mean nothing) and slows
-// long sequential tests several-fold.
 package raceflag
 
 // Enabled is true in a -race build.

@@ -1,5 +1,5 @@
 // Command gate is utxod's performance gate (bench/gate;
-// bench/results/gate/README.md): control and candidate arms of
+// bench/gate/README.md): control and candidate arms of
 // `utxod import`, ABBA, on every store; a custody JSON, a Markdown report and
 // an SVG chart. `make gate` builds it and runs it.
 //
@@ -36,7 +36,7 @@ const usage = `Usage: gate --corpus FILE --out custody.json [flags]
 
 Runs the control and candidate arms alternately (ABBA) on fresh datadirs for
 every store, checks they reach identical chainstate digests, and decides
-promote / revert / invalid. See bench/results/gate/README.md.
+promote / revert / invalid. See bench/gate/README.md.
 `
 
 func main() { cli.Main(run) }
@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	repo := fs.String("repo", ".", "directory whose git HEAD is recorded")
 	strict := fs.Bool("strict", false, "exit 4 when the verdict is revert")
 	var env []string
-	fs.Func("env", "KEY=VALUE added to both arms' environment (repeatable; recorded in the custody), e.g. GOMEMLIMIT=90MiB so that peak RSS measures memory in use rather than when the Go scavenger returned freed pages (bench/results/nonsig.md, session 9)", func(v string) error {
+	fs.Func("env", "KEY=VALUE added to both arms' environment (repeatable; recorded in the custody), e.g. GOMEMLIMIT=90MiB so that peak RSS measures memory in use rather than when the Go scavenger returned freed pages", func(v string) error {
 		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
 			return fmt.Errorf("want KEY=VALUE, got %q", v)
 		}
