@@ -11,9 +11,9 @@ import (
 
 	"utxod/chainstate"
 	"utxod/params"
-	"utxod/script"
 	"utxod/store"
 	"utxod/testkit/blockgen"
+	"utxod/testkit/btcdengine"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -458,7 +458,7 @@ func TestPanicsAndStoreErrorsAre500(t *testing.T) {
 func TestOrphanPoolFullIs503(t *testing.T) {
 	p := params.MainNet()
 	blocks := mainnetBlocks(t)
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil),
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil),
 		Store: store.NewMem(), MaxOrphanBytes: len(blocks[2]) + len(blocks[3]) - 1})
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 
 	"utxod/chainstate"
 	"utxod/params"
-	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/btcdengine"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -62,7 +62,7 @@ func mainnetBlocks(t testing.TB) [][]byte {
 // newChainstate returns an in-memory chainstate for p.
 func newChainstate(t testing.TB, p *params.Params) *chainstate.Chainstate {
 	t.Helper()
-	v := validate.New(p, script.NewBtcdEngine(), nil)
+	v := validate.New(p, btcdengine.New(), nil)
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store.NewMem()})
 	if err != nil {
 		t.Fatal(err)

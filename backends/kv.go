@@ -213,11 +213,6 @@ type Options struct {
 	ReadOnly bool
 	// Logger receives the store's own log lines. Nil discards them.
 	Logger *slog.Logger
-	// Uncompressed writes table blocks without compression (pebble and
-	// RocksDB compress with snappy by default; bbolt never compresses).
-	// Bitcoin data is mostly hashes, keys and signatures, which snappy
-	// barely shrinks but still spends CPU on.
-	Uncompressed bool
 	// Extra holds store-specific options; each store documents the type it
 	// accepts (for example *pebble.Extra). A value of another type makes Open
 	// fail with ErrBadOptions. Nil selects the defaults.

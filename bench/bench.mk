@@ -24,8 +24,9 @@ tools: deps-build
 	$(GO) build -o $(BIN)/followbench ./bench/cmd/followbench
 	$(GO) build -o $(BIN)/addrbench ./bench/cmd/addrbench
 
-# A small performance gate (bench/gate/README.md): control
-# --merkle-kernel generic vs candidate --merkle-kernel auto, ABBA, every store,
+# A small performance gate (bench/gate/README.md): the same import,
+# control with UTXOD_DEBUG=merklekernel=generic (bench/settings.md) vs the
+# candidate's default kernel (auto), ABBA, every store,
 # on a chaingen corpus if bin/chaingen exists, else the first GATE_BLOCKS
 # blocks of the mainnet sample. A few minutes; writes $(GATE_OUT)/custody.json,
 # report.md and report.svg. Unavailable stores are reported, not fatal;
@@ -57,8 +58,9 @@ gate: deps-build
 		set -- --corpus testdata/mainnet/blk_0_to_14131.dat --corpus-blocks $(GATE_BLOCKS) --network main; \
 	fi; \
 	$(BIN)/gate "$$@" --backends $(GATE_BACKENDS) --pairs $(GATE_PAIRS) --cooldown $(GATE_COOLDOWN) \
-		--control "{bin} import --network {network} --datadir {datadir} --backend {backend} --json $$mode --merkle-kernel generic {corpus}" \
-		--candidate "{bin} import --network {network} --datadir {datadir} --backend {backend} --json $$mode --merkle-kernel auto {corpus}" \
+		--control "{bin} import --network {network} --datadir {datadir} --backend {backend} --json $$mode {corpus}" \
+		--candidate "{bin} import --network {network} --datadir {datadir} --backend {backend} --json $$mode {corpus}" \
+		--control-env UTXOD_DEBUG=merklekernel=generic \
 		--control-commit "$$(git rev-parse HEAD 2>/dev/null)" --candidate-commit "$$(git rev-parse HEAD 2>/dev/null)" \
 		--out $(GATE_OUT)/custody.json --report $(GATE_OUT)/report.md
 
@@ -73,7 +75,7 @@ bench-storage:
 	python3 bench/storebench/report.py $(STOREBENCH_OUT) $(STOREBENCH_OUT)/storage-growth.svg
 
 # Issue 19's assume-valid side by side (bench/results/assumevalid.md): btcdreplay with a checkpoint at the tip
-# against utxod's defaults and the control arm --prefetch 0 on every store, NONSIG_ROUNDS rounds, order
+# against utxod's defaults on every store, NONSIG_ROUNDS rounds, order
 # reversed each round, on the early corpus of 440k inputs buried under 2017 coinbase-only blocks (generated unless
 # NONSIG_CORPUS exists). ≈ 2 min with the defaults on 2 cores.
 .PHONY: bench-nonsig
@@ -92,7 +94,7 @@ bench-nonsig: deps-build
 # (no arm twice in a row) for VALBENCH_ROUNDS rounds on fresh datadirs, plus the signature floor. Generates the early-profile corpus
 # (VALBENCH_INPUTS inputs, seed 1) unless VALBENCH_CORPUS exists. Prints the Markdown table; valbench.json and
 # valbench.md go to VALBENCH_OUT. ≈ 3 min with the defaults on 2 cores. Extra driver flags in VALBENCH_FLAGS, e.g.
-# make bench-validation VALBENCH_FLAGS='--utxod-args "--pipeline 4"'.
+# make bench-validation VALBENCH_FLAGS='--utxod-args "--cache-mb 100"'.
 VALBENCH_INPUTS ?= 100000
 VALBENCH_CORPUS ?= $(BIN)/valbench-out/early-$(VALBENCH_INPUTS).dat
 VALBENCH_ROUNDS ?= 3

@@ -79,13 +79,7 @@ type Chainstate struct {
 	snap *store.SnapshotBase // set when loaded from a UTXO snapshot (snapbase.go)
 
 	lazy  *lazyMuHash // pending MuHash work, see muhash.go
-	muOff bool        // --no-muhash measurement arm
-	// muAsync: record MuHash changes on their own goroutine
-	// (Config.AsyncMuHash).
-	muAsync bool
-	// storeCounts: a store.TxCounter counts the transactions while it
-	// connects (Config.StoreCountsTxs).
-	storeCounts bool
+	muOff bool        // Config.DisableMuHash (measurement only)
 
 	av assumeValid // assume-valid setting and bookkeeping, see assumevalid.go
 
@@ -118,18 +112,9 @@ type Config struct {
 	// KeepBlocks is how many blocks below the tip keep their data for
 	// reorgs (default 288, Core's MIN_BLOCKS_TO_KEEP).
 	KeepBlocks int32
-	// StoreCountsTxs lets a store that implements store.TxCounter count
-	// the transactions with an unspent output while it connects a block,
-	// instead of the chainstate reading every touched txid's live-output
-	// count first (the same figure, one cache lookup per txid fewer).
-	StoreCountsTxs bool
 	// DisableMuHash turns off the incremental MuHash3072 (measurement arm
 	// only: the persisted digest state becomes meaningless).
 	DisableMuHash bool
-	// AsyncMuHash records each block's MuHash changes on a goroutine of
-	// their own while the next block connects (the same digest). Off by
-	// default: it failed the gate on CPU and peak RSS (bench/decisions.md).
-	AsyncMuHash bool
 	// MaxOrphanBytes bounds the blocks held while their parent is unknown
 	// (default 64 MiB). An import of out-of-order block files wants more.
 	MaxOrphanBytes int
@@ -212,8 +197,6 @@ func open(cfg Config) (*Chainstate, error) {
 		maxOrphBytes: cfg.MaxOrphanBytes,
 		lazy:         newLazyMuHash(),
 		muOff:        cfg.DisableMuHash,
-		muAsync:      cfg.AsyncMuHash,
-		storeCounts:  cfg.StoreCountsTxs,
 		av:           assumeValid{cfg: cfg.AssumeValid},
 	}
 	if cs.maxOrphBytes <= 0 {
@@ -341,7 +324,7 @@ func (cs *Chainstate) process(b *wire.Block, raw []byte) (Result, error) {
 		return res, err
 	}
 	cs.processOrphans(b.Hash)
-	if cs.lazy.mayExceed(materializeAt) && cs.lazy.pending() > materializeAt {
+	if cs.lazy.pending() > materializeAt {
 		// A failure stays pending and is reported by the next read or flush.
 		_ = cs.materializeMuHash()
 	}
@@ -628,8 +611,10 @@ func (cs *Chainstate) blockOf(node *validate.BlockNode) (*wire.Block, error) {
 // that fell out of the reorg window.
 func (cs *Chainstate) apply(node *validate.BlockNode, d *utxo.Delta, assumed bool) error {
 	next := cs.stats
+	// A store that counts the transactions with an unspent output while it
+	// connects saves reading every touched txid's live-output count first
+	// (the same figure).
 	counter, counting := cs.store.(store.TxCounter)
-	counting = counting && cs.storeCounts
 	if err := cs.applyStats(&next, d, true, !counting); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"utxod/script"
 	"utxod/store"
 	"utxod/testkit/blockgen"
+	"utxod/testkit/btcdengine"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -242,7 +243,7 @@ func newRegtestChainstate(t *testing.T, st store.Store) *chainstate.Chainstate {
 // engines: the project's own (the default) and btcd's txscript.
 func TestFullBlocks(t *testing.T) {
 	defer func(e script.Engine) { testEngine = e }(testEngine)
-	engines := []script.Engine{script.NewEngine(), script.NewBtcdEngine()}
+	engines := []script.Engine{script.NewEngine(), btcdengine.New()}
 	if testing.Short() {
 		engines = engines[:1] // make test's -race pass; its full pass runs both
 	}

@@ -8,6 +8,7 @@ import (
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/btcdengine"
 	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/validate"
@@ -42,7 +43,7 @@ var (
 // TestMainnetReference connects mainnet 0–14131 from genesis with full script
 // checks and compares every gettxoutsetinfo field at the reference heights.
 func TestMainnetReference(t *testing.T) {
-	engines := []script.Engine{script.NewEngine(), script.NewBtcdEngine()}
+	engines := []script.Engine{script.NewEngine(), btcdengine.New()}
 	if testing.Short() {
 		engines = engines[:1] // make test's -race pass; its full pass runs both
 	}

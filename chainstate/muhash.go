@@ -65,11 +65,6 @@ type lazyMuHash struct {
 	// pending removal's.
 	scratch []byte
 
-	// q hands blocks' changes to a goroutine that records them (enqueue)
-	// while the chainstate goes on with the next block; everything above
-	// is the recording goroutine's until wait returns.
-	q muQueue
-
 	// win is the open window as the caller (the chainstate, under its
 	// lock) sees it; each job carries a copy.
 	win window
@@ -152,91 +147,19 @@ func (l *lazyMuHash) disconnectWindow() (window, error) {
 	return l.win, nil
 }
 
-// muQueue is the lazy record's queue of changes, recorded in order by one
-// goroutine at a time, started when changes arrive and ending when the
-// queue is empty (no goroutine outlives the work, so nothing to stop).
-type muQueue struct {
-	mu      sync.Mutex
-	idle    sync.Cond // signalled when running becomes false
-	jobs    []muJob
-	queued  int // entries in jobs
-	running bool
-	// since is an upper bound of the entries recorded or queued since the
-	// last wait (pending may stay below it: removals cancel).
-	since int
-}
-
-// muJob is one block's changes: the coins that left the set and those
-// that entered it, in that order. The entries (and the scripts they alias)
-// must stay unmodified until they are recorded.
-type muJob struct {
-	removed, added [][]utxo.Entry
-	win            window
-}
-
-// maxQueued bounds the entries waiting in the queue; enqueue blocks beyond
-// it (memory: the queued deltas keep their blocks alive).
-const maxQueued = 1 << 18
-
 // materializeAt bounds the pending entries (memory) between flushes.
 const materializeAt = 1 << 20
 
 func newLazyMuHash() *lazyMuHash {
-	l := &lazyMuHash{ins: make(map[utxo.Outpoint]struct{}), rem: make(map[utxo.Outpoint][]byte)}
-	l.q.idle.L = &l.q.mu
-	return l
+	return &lazyMuHash{ins: make(map[utxo.Outpoint]struct{}), rem: make(map[utxo.Outpoint][]byte)}
 }
 
-// pending is the number of entries recorded and not yet materialised; it
-// waits for the queue.
-func (l *lazyMuHash) pending() int {
-	l.wait()
-	return l.count()
-}
+// pending is the number of entries recorded and not yet materialised.
+func (l *lazyMuHash) pending() int { return l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem) }
 
-// count is the number of entries recorded and not yet materialised (the
-// record must be the caller's: see wait).
-func (l *lazyMuHash) count() int { return l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem) }
-
-// mayExceed reports, without waiting, whether pending could be above n.
-func (l *lazyMuHash) mayExceed(n int) bool {
-	l.q.mu.Lock()
-	defer l.q.mu.Unlock()
-	return l.q.since > n
-}
-
-// enqueue has one block's changes recorded on another goroutine, in the
-// order of the calls: removed first, then added.
-func (l *lazyMuHash) enqueue(w window, removed, added [][]utxo.Entry) {
-	n := 0
-	for _, list := range removed {
-		n += len(list)
-	}
-	for _, list := range added {
-		n += len(list)
-	}
-	if n == 0 {
-		return
-	}
-	q := &l.q
-	q.mu.Lock()
-	for q.queued > maxQueued {
-		q.idle.Wait() // the recorder signals each job it takes
-	}
-	q.jobs = append(q.jobs, muJob{removed, added, w})
-	q.queued += n
-	q.since += n
-	if !q.running {
-		q.running = true
-		go l.drain()
-	}
-	q.mu.Unlock()
-}
-
-// recordBlock records one block's changes now, on the caller's goroutine (the
-// queue must be idle), and returns how many there were.
-func (l *lazyMuHash) recordBlock(w window, removed, added [][]utxo.Entry) int {
-	n := 0
+// recordNow records one block's changes on the caller's goroutine: the
+// coins that left the set first, then those that entered it.
+func (l *lazyMuHash) recordNow(w window, removed, added [][]utxo.Entry) {
 	for _, list := range removed {
 		for _, e := range list {
 			if w.byHeight && e.Height > w.height {
@@ -244,7 +167,6 @@ func (l *lazyMuHash) recordBlock(w window, removed, added [][]utxo.Entry) int {
 			}
 			l.remove(e.Outpoint, e.Coin)
 		}
-		n += len(list)
 	}
 	for _, list := range added {
 		if w.byHeight {
@@ -259,51 +181,7 @@ func (l *lazyMuHash) recordBlock(w window, removed, added [][]utxo.Entry) int {
 				l.insert(e.Outpoint, e.Coin)
 			}
 		}
-		n += len(list)
 	}
-	return n
-}
-
-// recordNow records one block's changes on the caller's goroutine (the
-// default; Config.AsyncMuHash queues them instead), counting them toward
-// mayExceed's bound.
-func (l *lazyMuHash) recordNow(w window, removed, added [][]utxo.Entry) {
-	n := l.recordBlock(w, removed, added)
-	l.q.mu.Lock()
-	l.q.since += n
-	l.q.mu.Unlock()
-}
-
-// drain records queued jobs until none is left.
-func (l *lazyMuHash) drain() {
-	q := &l.q
-	q.mu.Lock()
-	for len(q.jobs) > 0 {
-		j := q.jobs[0]
-		q.jobs[0] = muJob{}
-		q.jobs = q.jobs[1:]
-		q.mu.Unlock()
-		n := l.recordBlock(j.win, j.removed, j.added)
-		q.mu.Lock()
-		q.queued -= n
-		q.idle.Broadcast()
-	}
-	q.jobs = nil
-	q.running = false
-	q.idle.Broadcast()
-	q.mu.Unlock()
-}
-
-// wait returns once every enqueued change is recorded; the record is then
-// the caller's until the next enqueue.
-func (l *lazyMuHash) wait() {
-	q := &l.q
-	q.mu.Lock()
-	for q.running {
-		q.idle.Wait()
-	}
-	q.since = l.count()
-	q.mu.Unlock()
 }
 
 // insert records, in a window kept in maps, that c entered the set at op. It
@@ -487,7 +365,7 @@ func (l *lazyMuHash) foldAdded(p *utxo.MuHash3072, cv utxo.ConcurrentTxCoinsView
 // (it has applied every recorded change); an error leaves m and the record
 // unchanged.
 func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
-	if l.pending() == 0 { // waits for the queue
+	if l.pending() == 0 {
 		l.win = window{}
 		return nil
 	}
@@ -552,8 +430,5 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	l.extraRem = nil
 	l.win = window{}
 	l.kept = serChunks{} // garbage once the map is clear
-	l.q.mu.Lock()
-	l.q.since = 0
-	l.q.mu.Unlock()
 	return nil
 }

@@ -240,14 +240,7 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 		}
 		var direct, got utxo.MuHash3072
 		var chain []chainBlock
-		record := func(w window, removed, added [][]utxo.Entry) {
-			if rng.IntN(2) == 0 {
-				lazy.enqueue(w, removed, added)
-			} else {
-				lazy.wait() // recordNow runs with the queue idle
-				lazy.recordNow(w, removed, added)
-			}
-		}
+		record := lazy.recordNow
 		materialize := func() {
 			if err := lazy.materialize(&got, view); err != nil {
 				t.Fatal(err)
@@ -294,13 +287,8 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 				direct.InsertCoin(e.Outpoint, e.Coin)
 			}
 			record(lazy.connectWindow(parent), [][]utxo.Entry{b.spent, b.overwritten}, [][]utxo.Entry{b.created})
-			switch rng.IntN(40) {
-			case 0:
+			if rng.IntN(40) == 0 {
 				materialize()
-			case 1:
-				if may := lazy.mayExceed(0); lazy.pending() > 0 && !may {
-					t.Fatal("mayExceed(0) false with changes pending")
-				}
 			}
 		}
 		materialize()
@@ -338,9 +326,9 @@ func randomOutpoints(rng *rand.Rand, n int) []utxo.Outpoint {
 	return pool
 }
 
-// TestLazyMuHashBoundCountsRecordNow: changes recorded in place count
-// toward the bound that triggers a materialisation between flushes, as
-// queued ones do (without it the record grows until the next flush).
+// TestLazyMuHashBoundCountsRecordNow: changes recorded count toward the
+// bound that triggers a materialisation between flushes (without it the
+// record grows until the next flush).
 func TestLazyMuHashBoundCountsRecordNow(t *testing.T) {
 	lazy := newLazyMuHash()
 	ops := randomOutpoints(rand.New(rand.NewPCG(1, 2)), 3)
@@ -349,14 +337,14 @@ func TestLazyMuHashBoundCountsRecordNow(t *testing.T) {
 		added = append(added, utxo.Entry{Outpoint: op, Coin: utxo.Coin{Value: 1, Height: 1, Script: []byte{0x51}}})
 	}
 	lazy.recordNow(lazy.connectWindow(0), nil, [][]utxo.Entry{added})
-	if !lazy.mayExceed(2) || lazy.pending() != 3 {
-		t.Fatalf("mayExceed(2) %v, pending %d after recording 3 coins in place", lazy.mayExceed(2), lazy.pending())
+	if lazy.pending() != 3 {
+		t.Fatalf("pending %d after recording 3 coins", lazy.pending())
 	}
 	var m utxo.MuHash3072
 	if err := lazy.materialize(&m, coinSet{ops[0]: added[0].Coin, ops[1]: added[1].Coin, ops[2]: added[2].Coin}); err != nil {
 		t.Fatal(err)
 	}
-	if lazy.mayExceed(0) {
+	if lazy.pending() != 0 {
 		t.Fatal("the bound survived the materialisation")
 	}
 }

@@ -85,12 +85,10 @@ func cloning(next func() ([]byte, int64, error)) func() ([]byte, int64, error) {
 	}
 }
 
-// DefaultVerifiedDepth is the import's StreamConfig.VerifiedDepth with
-// --pipeline -1, its default (gate pipeline-verified-s13).
+// DefaultVerifiedDepth is the import's StreamConfig.VerifiedDepth.
 const DefaultVerifiedDepth = 1
 
-// DefaultAssumedPrefetch is the import's StreamConfig.AssumedPrefetch
-// with --prefetch -1, the import's default (gate prefetch-owned-s16).
+// DefaultAssumedPrefetch is the import's StreamConfig.AssumedPrefetch.
 const DefaultAssumedPrefetch = 1
 
 // fetched is one block of a stream: next's answer and, when prefetched,

@@ -60,9 +60,6 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 	for _, profile := range []string{chaingen.ProfileEarly, chaingen.ProfileModern} {
 		raws := generated(t, profile, 160, 3)
 		ref := newRegtest(t, store.NewMem())
-		// The reference records MuHash changes inline (the default); the
-		// streams below record them on their own goroutine
-		// (Config.AsyncMuHash), except the prefetching ones.
 		var want []string
 		for _, raw := range raws {
 			res, err := ref.ProcessBlock(raw)
@@ -73,8 +70,6 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 			cfg := StreamConfig{Depth: depth, StopHeight: -1}
 			if len(prefetch) > 0 {
 				cfg.Prefetch = prefetch[0]
-			} else {
-				cs.muAsync = true
 			}
 			outs := streamAll(t, cs, cfg, raws)
 			if len(outs) != len(raws) {

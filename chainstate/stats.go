@@ -131,12 +131,6 @@ func (cs *Chainstate) recordMuHash(d *utxo.Delta, connect bool, parent uint32) e
 			return err
 		}
 	}
-	if cs.muAsync {
-		// Recorded on another goroutine while the next block connects;
-		// d is not modified after it is applied.
-		cs.lazy.enqueue(w, removed, added)
-	} else {
-		cs.lazy.recordNow(w, removed, added)
-	}
+	cs.lazy.recordNow(w, removed, added)
 	return nil
 }

@@ -26,5 +26,5 @@
 // a kernel the CPU or OS cannot run is an ErrKernelUnsupported error, never
 // an illegal instruction. The chosen kernel is self-tested against generic at
 // construction and replaced by generic (with an error log line) on mismatch.
-// Default builds the process-wide Hasher once, honouring UTXOD_MERKLE_KERNEL.
+// Default builds the process-wide Hasher on auto once.
 package merkle

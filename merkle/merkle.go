@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 
 	"utxod/wire"
@@ -21,13 +20,9 @@ const (
 	KernelAVX512  = "avx512"  // 16 lanes in ZMM registers (AVX-512F+BW)
 )
 
-// DefaultKernel is the kernel New("") and Default use, and the CLI's
-// default: the fastest kernel the CPU has, with the generic one as fallback.
+// DefaultKernel is the kernel New("") and Default use: the fastest kernel
+// the CPU has, with the generic one as fallback.
 const DefaultKernel = KernelAuto
-
-// EnvKernel is the environment variable Default honours to override the
-// kernel choice (same names as New).
-const EnvKernel = "UTXOD_MERKLE_KERNEL"
 
 var (
 	// ErrUnknownKernel reports a kernel name New does not know.
@@ -133,19 +128,12 @@ func Available() []string {
 }
 
 var defaultHasher = sync.OnceValue(func() *Hasher {
-	name := os.Getenv(EnvKernel)
-	h, err := New(name, nil)
-	if err != nil {
-		slog.Default().Error("merkle: ignoring "+EnvKernel+", using "+DefaultKernel,
-			slog.String("value", name), slog.Any("err", err))
-		h, _ = New(DefaultKernel, nil)
-	}
+	h, _ := New(DefaultKernel, nil) // auto always succeeds
 	return h
 })
 
-// Default returns the process-wide Hasher, built on first use with the kernel
-// named by $UTXOD_MERKLE_KERNEL (auto when unset; an invalid value is logged
-// and auto is used instead).
+// Default returns the process-wide Hasher on DefaultKernel, built on first
+// use. A program that wants another kernel builds its Hasher with New.
 func Default() *Hasher { return defaultHasher() }
 
 // Root computes the merkle root of leaves with Default(); see Hasher.Root.

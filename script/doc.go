@@ -5,8 +5,9 @@
 // TxVerifier's VerifyInput runs Core's VerifyScript for one input under a
 // set of Flags (Core's SCRIPT_VERIFY_* bits) and returns an *Error carrying
 // Core's ScriptErrorString text. RejectReason turns such an error into the
-// reject reason Core's ConnectBlock reports. NewBtcdEngine is the reference
-// engine on btcd's txscript/v2.
+// reject reason Core's ConnectBlock reports. The reference engine on btcd's
+// txscript/v2, the differential oracle of the tests, is
+// testkit/btcdengine.
 //
 // The package also has Core-exact script analysis used by block validation:
 // sigop counting (LegacySigOpCount, P2SHSigOpCount, WitnessSigOpCount,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"utxod/wire"
@@ -18,7 +19,7 @@ import (
 // NULLDUMMY, CHECKLOCKTIMEVERIFY, CHECKSEQUENCEVERIFY, WITNESS, TAPROOT)
 // because btcd deviates from Core under some policy-only flags (NULLFAIL
 // when the key does not parse — see btcdPolicyGaps; NOP2/NOP3 under
-// DISCOURAGE_UPGRADABLE_NOPS — see BtcdEngine.VerifyInput; pay-to-anchor
+// DISCOURAGE_UPGRADABLE_NOPS — see testkit/btcdengine's VerifyInput; pay-to-anchor
 // under DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM, which btcd predates).
 
 //
@@ -67,12 +68,12 @@ func decodeWitness(b []byte) ([][]byte, bool) {
 // fuzzEngines: the control arm and the native engine (default verifier,
 // no cache so every signature is checked).
 var (
-	fuzzBtcd   = NewBtcdEngine()
+	fuzzBtcd   = sync.OnceValue(func() Engine { return NewBtcdEngine() }) // set after init
 	fuzzNative = NewEngine(WithSigCacheEntries(0))
 )
 
 func sameVerdict(t *testing.T, what string, tx *wire.Tx, prevouts []wire.TxOut, flags Flags) {
-	vb, err1 := fuzzBtcd.Prepare(tx, prevouts)
+	vb, err1 := fuzzBtcd().Prepare(tx, prevouts)
 	vn, err2 := fuzzNative.Prepare(tx, prevouts)
 	if (err1 == nil) != (err2 == nil) {
 		t.Fatalf("%s: Prepare disagrees: %v / %v", what, err1, err2)

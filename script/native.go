@@ -3,12 +3,18 @@ package script
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"sync"
 
 	"utxod/wire"
 )
+
+// ErrEnginePanic wraps a panic recovered inside an engine. It is reported
+// as an *Error with Core's "unknown error" code; a validator should treat
+// it as an internal fault rather than proof that the block is invalid.
+var ErrEnginePanic = errors.New("script: engine panic")
 
 // NativeEngine is the package's own Engine: a port of Bitcoin Core's
 // interpreter (src/script/interpreter.cpp: VerifyScript, EvalScript,

@@ -101,9 +101,9 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	d.bbto.SetFilterPolicy(grocksdb.NewBloomFilterFull(10))
 	d.opts = grocksdb.NewDefaultOptions()
 	d.opts.SetBlockBasedTableFactory(d.bbto)
-	if o.Uncompressed {
-		d.opts.SetCompression(grocksdb.NoCompression)
-	}
+	// Tables are written without compression (see pebble's Open); an
+	// older datadir's compressed tables stay readable.
+	d.opts.SetCompression(grocksdb.NoCompression)
 	d.opts.SetCreateIfMissing(!o.ReadOnly)
 	d.opts.SetWriteBufferSize(wbuf)
 	d.opts.SetMaxBackgroundJobs(2)

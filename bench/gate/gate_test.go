@@ -143,8 +143,8 @@ func baseConfig(t *testing.T, bin, corpus string) Config {
 		Corpus:    corpus,
 		Network:   "main",
 		Backends:  []string{"pebble"},
-		Control:   Arm{Template: mustTemplate(t, importT+" --merkle-kernel generic {corpus}"), Bin: bin, Commit: "control-label"},
-		Candidate: Arm{Template: mustTemplate(t, importT+" --merkle-kernel generic {corpus}"), Bin: bin, Commit: "candidate-label"},
+		Control:   Arm{Template: mustTemplate(t, importT+" {corpus}"), Bin: bin, Commit: "control-label"},
+		Candidate: Arm{Template: mustTemplate(t, importT+" {corpus}"), Bin: bin, Commit: "candidate-label"},
 		Pairs:     1,
 		Rule:      DefaultRule,
 		Workdir:   t.TempDir(),
@@ -220,7 +220,7 @@ func TestGateSlowCandidateReverts(t *testing.T) {
 	}
 	cfg := baseConfig(t, bin, corpus)
 	// Same utxod command, behind the wrapper: +600 ms CPU, +300 ms sleep.
-	cfg.Candidate.Template = mustTemplate(t, "'"+self+"' "+importT+" --merkle-kernel generic {corpus}")
+	cfg.Candidate.Template = mustTemplate(t, "'"+self+"' "+importT+" {corpus}")
 	cfg.Candidate.Env = []string{slowEnv + "=600ms,300ms"}
 	c, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -348,7 +348,7 @@ func TestGateUnavailableStoreAndFailure(t *testing.T) {
 	}
 
 	cfg = baseConfig(t, bin, corpus)
-	cfg.Candidate.Template = mustTemplate(t, importT+" --merkle-kernel nosuchkernel {corpus}")
+	cfg.Candidate.Env = []string{"UTXOD_DEBUG=merklekernel=nosuchkernel"}
 	c, err = Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 # Issue 19's assume-valid side-by-side run (bench/results/assumevalid.md): btcd
 # with a checkpoint at the tip against utxod's defaults (reading one block
-# ahead while scripts are assumed valid) and the control
-# arm without reading ahead (--prefetch 0) on every store, arms rotating (round r starts r arms later, as
+# ahead while scripts are assumed valid) on every store, arms rotating (round r starts r arms later, as
 # bench.Order: no arm runs twice in a row),
 # fresh datadir per run, /usr/bin/time's wall, user+sys CPU and peak RSS;
 # medians, and every utxod run's muhash / txouts / transactions printed.
@@ -21,7 +20,6 @@ def utx(store, extra): return [U,'import','--network','regtest','--backend',stor
 arms=[('btcd --checkpoint',[BR,'--network','regtest','--json','--log-level','warn','--progress','0','--checkpoint',H+':'+BT,'--datadir',D,B])]
 for s in ['pebble','rocksdb','bbolt']:
     arms.append((f'utxod {s}',utx(s,[])))
-    arms.append((f'utxod {s} --prefetch 0',utx(s,['--prefetch','0'])))
 res={a[0]:[] for a in arms}; outs={}
 for r in range(rounds):
     k=r%len(arms)

@@ -224,7 +224,7 @@ func importCorpus(ctx context.Context, corpus, network string, v script.SigVerif
 			return nil, err
 		}
 		defer func() { err = errors.Join(err, kv.Close()) }() // the named result: a failed close is reported
-		cfg.Store, cfg.DisableMuHash, cfg.StoreCountsTxs = st, false, true
+		cfg.Store, cfg.DisableMuHash = st, false
 	}
 	cs, err := chainstate.New(cfg)
 	if err != nil {

@@ -85,42 +85,37 @@ func TestImportAssumeValid(t *testing.T) {
 		{"from the environment", nil, tip.String(), 0, float64(avBad), ""},
 		{"0x and leading zeros dropped", []string{"--assume-valid", "0x" + strings.TrimLeft(tip.String(), "0")}, "", 0, float64(avBad), ""},
 		{"min chain work met", []string{"--assume-valid", tip.String(), "--min-chain-work", bestWork.Text(16)}, "", 0, float64(avBad), ""},
-		{"reading ahead while assumed", []string{"--assume-valid", tip.String(), "--prefetch", "-1"}, "", 0, float64(avBad), ""},
 		{"assume-valid 0", []string{"--assume-valid", "0"}, tip.String(), 1, nil, evalFalse},
-		{"assume-valid 0, reading ahead while assumed", []string{"--assume-valid", "0", "--prefetch", "-1"}, "", 1, nil, evalFalse},
 		{"regtest default: none", nil, "", 1, nil, evalFalse},
 		{"min chain work not met", []string{"--assume-valid", tip.String(), "--min-chain-work", new(big.Int).Add(bestWork, big.NewInt(1)).Text(16)}, "", 1, nil, evalFalse},
 		{"bad hash", []string{"--assume-valid", "xyz"}, "", 2, nil, "--assume-valid"},
-		{"bad prefetch", []string{"--prefetch", "-2"}, "", 2, nil, "--prefetch must be"},
 		{"bad work", []string{"--assume-valid", tip.String(), "--min-chain-work", "0xzz"}, "", 2, nil, "--min-chain-work"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.env != "" {
 				t.Setenv("UTXOD_ASSUME_VALID", c.env)
 			}
-			for _, pipeline := range []string{"0", "8"} {
-				var out, errb bytes.Buffer
-				args := append([]string{"--network", "regtest", "--json", "--log-level", "warn", "--pipeline", pipeline}, c.args...)
-				code := cmdImport(append(args, path), &out, &errb)
-				if code != c.code {
-					t.Fatalf("--pipeline %s: exit %d, want %d: %s", pipeline, code, c.code, errb.String())
+			var out, errb bytes.Buffer
+			args := append([]string{"--network", "regtest", "--json", "--log-level", "warn"}, c.args...)
+			code := cmdImport(append(args, path), &out, &errb)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d: %s", code, c.code, errb.String())
+			}
+			if c.code != 0 {
+				if !strings.Contains(errb.String(), c.reject) {
+					t.Fatalf("stderr lacks %q: %s", c.reject, errb.String())
 				}
-				if c.code != 0 {
-					if !strings.Contains(errb.String(), c.reject) {
-						t.Fatalf("stderr lacks %q: %s", c.reject, errb.String())
-					}
-					if c.code == 1 && !strings.Contains(errb.String(), fmt.Sprintf("height %d rejected: %s", avBad, c.reject)) {
-						t.Fatalf("stderr: %s", errb.String())
-					}
-					continue
+				if c.code == 1 && !strings.Contains(errb.String(), fmt.Sprintf("height %d rejected: %s", avBad, c.reject)) {
+					t.Fatalf("stderr: %s", errb.String())
 				}
-				var got map[string]any
-				if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-					t.Fatalf("%v: %s", err, out.String())
-				}
-				if got["height"] != float64(avTip) || got["assume_valid"] != tip.String() || got["assumed_valid_height"] != c.assumed {
-					t.Fatalf("height %v assume_valid %v assumed_valid_height %v", got["height"], got["assume_valid"], got["assumed_valid_height"])
-				}
+				return
+			}
+			var got map[string]any
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatalf("%v: %s", err, out.String())
+			}
+			if got["height"] != float64(avTip) || got["assume_valid"] != tip.String() || got["assumed_valid_height"] != c.assumed {
+				t.Fatalf("height %v assume_valid %v assumed_valid_height %v", got["height"], got["assume_valid"], got["assumed_valid_height"])
 			}
 		})
 	}

@@ -70,8 +70,9 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		{"negative cache", nil, []string{"--cache-mb", "-1"}, "cache-mb"},
 		{"bad network", nil, []string{"--network", "mainnet2"}, "network"},
 		{"unknown backend", nil, []string{"--backend", "leveldb"}, "leveldb"},
-		{"bad kernel", nil, []string{"--merkle-kernel", "sse9"}, "merkle-kernel"},
-		{"bad engine", nil, []string{"--script-engine", "python"}, "script-engine"},
+		{"retired flag", nil, []string{"--merkle-kernel", "generic"}, "merkle-kernel"},
+		{"unknown debug setting", map[string]string{"UTXOD_DEBUG": "nosuch=1"}, nil, "UTXOD_DEBUG"},
+		{"bad debug kernel", map[string]string{"UTXOD_DEBUG": "merklekernel=sse9"}, nil, "merklekernel"},
 		{"bad log level", nil, []string{"--log-level", "loud"}, "log-level"},
 		{"bad env int", map[string]string{"UTXOD_CACHE_MB": "lots"}, nil, "UTXOD_CACHE_MB"},
 		{"bad env network", map[string]string{"UTXOD_NETWORK": "moon"}, nil, "network"},
@@ -123,5 +124,37 @@ func TestMissingBackendRefused(t *testing.T) {
 	}
 	if err := backends.Available(missingBackend); !errors.Is(err, backends.ErrUnavailable) {
 		t.Fatal(err)
+	}
+}
+
+// retiredFlags are the arms of settled experiments: each was fixed at its
+// chosen value and its flag removed with the losing code path.
+var retiredFlags = []string{
+	"script-engine", "merkle-kernel", "early-sync", "store-compression", "block-files", "undo-files",
+	"store-counts-txs", "trust-cache-misses", "no-muhash", "muhash-async", "prefetch", "pipeline", "api-procs",
+}
+
+// TestRetiredFlags: no command's --help lists a retired flag, and passing
+// one is the usual unknown-flag usage error.
+func TestRetiredFlags(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"import"}, {"serve"}, {"follow"}, {"chainstate"}, {"snapshot", "load"}, {"snapshot", "dump"},
+		{"snapshot", "verify"}, {"index", "build"}, {"index", "drop"}, {"index", "verify"},
+	} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			code, out, errs := runCLI(t, nil, append(cmd, "--help")...)
+			if code != 0 {
+				t.Fatalf("--help: exit %d: %s", code, errs)
+			}
+			for _, f := range retiredFlags {
+				if strings.Contains(out, "  -"+f+" ") || strings.Contains(out, "  -"+f+"\n") {
+					t.Errorf("--help lists --%s", f)
+				}
+				code, _, errs := runCLI(t, nil, append(cmd, "--"+f, "1")...)
+				if code != 2 || !strings.Contains(errs, "flag provided but not defined: -"+f) {
+					t.Errorf("--%s: exit %d, stderr %q; want the unknown-flag error", f, code, errs)
+				}
+			}
+		})
 	}
 }

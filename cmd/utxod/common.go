@@ -17,7 +17,9 @@ import (
 	_ "utxod/backends/all"
 	"utxod/chainstate"
 	"utxod/internal/cli"
+	"utxod/internal/debugset"
 	"utxod/internal/diskspace"
+	"utxod/internal/sha256x"
 	"utxod/merkle"
 	"utxod/params"
 	"utxod/script"
@@ -32,18 +34,10 @@ type commonFlags struct {
 	network      string
 	datadir      string
 	backend      string
-	merkleKernel string
 	logLevel     string
 	logFormat    string
 	cacheMB      int
 	minFreeMB    int
-	earlySync    bool
-	cacheMisses  bool
-	compression  string
-	blockFiles   bool
-	undoFiles    bool
-	storeCounts  bool
-	scriptEngine string
 	assumeValid  string // "" the network's default
 	minChainWork string // "" the network's default
 	// index is --index (import and serve only; "" none asked for).
@@ -51,6 +45,8 @@ type commonFlags struct {
 	// sigCacheLookupOnly: the engine never stores into its signature cache
 	// (import: see cmdImport).
 	sigCacheLookupOnly bool
+	// debug are the UTXOD_DEBUG settings (readDebug), read by check.
+	debug debugset.Settings
 	// scripthashIndex is the datadir's scripthash index once
 	// openChainstate opened it (nil without one).
 	scripthashIndex *shindex.Index
@@ -58,28 +54,19 @@ type commonFlags struct {
 
 // Defaults of the shared flags. Each has one source: the flag registrations
 // below read these, and the library packages' own zero values mean the same
-// (merkle.DefaultKernel, diskspace.DefaultMinFreeBytes,
-// kvstore.DefaultCacheBytes).
+// (diskspace.DefaultMinFreeBytes, kvstore.DefaultCacheBytes).
 const (
-	defaultNetwork      = "main"
-	defaultBackend      = "pebble"
-	defaultCacheMB      = kvstore.DefaultCacheBytes >> 20
-	defaultScriptEngine = "utxod"
-	// Store fast paths on by default (bench/decisions.md). A block whose
-	// append meets a full disk goes to the KV, whose writes stop as usual
-	// (testkit/torture TestFullDisk).
-	defaultCompression = "none"
-	defaultEarlySync   = false
-	defaultBlockFiles  = true
-	defaultTrustMisses = true
-	// The store counts the transactions while it connects
-	// (bench/decisions.md).
-	defaultStoreCounts = true
-	// Undo records in flat rev files, as Core's: on as a memory fix
-	// (bench/decisions.md); a full-disk append keeps the record in the KV
-	// (testkit/torture TestFullDisk).
-	defaultUndoFiles = true
+	defaultNetwork = "main"
+	defaultBackend = "pebble"
+	defaultCacheMB = kvstore.DefaultCacheBytes >> 20
 )
+
+// readDebug parses the UTXOD_DEBUG environment variable: the settings
+// benchmarks may change without a flag (internal/debugset; documented in
+// bench/settings.md). It is the only place utxod reads it.
+func readDebug() (debugset.Settings, error) {
+	return debugset.Parse(os.Getenv(debugset.Env))
+}
 
 // cacheHelp says exactly what --cache-mb buys and what comes on top of it.
 const cacheHelp = "coins cache budget in MiB, flushed to the store in one atomic batch when exceeded. " +
@@ -90,16 +77,8 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.network, "network", defaultNetwork, "network: main, testnet3, testnet4, signet or regtest")
 	fs.StringVar(&c.datadir, "datadir", "", "data directory (empty: keep the chainstate in memory)")
 	fs.StringVar(&c.backend, "backend", defaultBackend, "store: pebble, rocksdb or bbolt")
-	fs.StringVar(&c.merkleKernel, "merkle-kernel", merkle.DefaultKernel, "SHA-256d merkle kernel: auto (the fastest the CPU has, generic as fallback), generic, stdlib, avx2, shani or avx512")
-	fs.StringVar(&c.scriptEngine, "script-engine", defaultScriptEngine, "script engine: utxod (own interpreter on libsecp256k1) or txscript (btcd's, the control arm)")
 	fs.IntVar(&c.cacheMB, "cache-mb", defaultCacheMB, cacheHelp)
 	fs.IntVar(&c.minFreeMB, "min-free-mb", int(diskspace.DefaultMinFreeBytes>>20), "free space (MiB) every flush must leave on the datadir's filesystem beyond what it writes, as Core's CheckDiskSpace; 0 turns the pre-flush check off")
-	fs.BoolVar(&c.earlySync, "early-sync", defaultEarlySync, "fsync every early batch of undo records and blocks; false: pebble and RocksDB write them unsynced and the next flush's synced batch makes them durable, as Core syncs its block and undo files only when it flushes (bbolt always syncs: its unsynced commits can corrupt the file on power loss)")
-	fs.StringVar(&c.compression, "store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (the chain's hashes, keys and signatures barely compress: +4 % of datadir, no snappy CPU); bbolt never compresses")
-	fs.BoolVar(&c.blockFiles, "block-files", defaultBlockFiles, "keep raw blocks in flat files under DATADIR/blocks (blk00000.dat, …) instead of the store, as Core's blk files; the store keeps their locations (false: raw blocks in the store). A datadir that has DATADIR/blocks always uses them; blocks an older datadir kept in the store stay readable")
-	fs.BoolVar(&c.undoFiles, "undo-files", defaultUndoFiles, "keep undo records in flat files under DATADIR/undo (rev00000.dat, …) instead of the store, as Core's rev files; the store keeps their locations (false: undo records in the store). A datadir that has DATADIR/undo always uses them; records an older datadir kept in the store stay readable")
-	fs.BoolVar(&c.storeCounts, "store-counts-txs", defaultStoreCounts, "the store counts the transactions with an unspent output while it connects a block, instead of the chainstate reading every touched txid's live-output count first (the same figure)")
-	fs.BoolVar(&c.cacheMisses, "trust-cache-misses", defaultTrustMisses, "on a datadir without coins, answer coins-cache misses without reading the store for as long as the cache holds every coin (until a flush over --cache-mb empties it), as Core's cache does not read the database for outputs it created")
 	fs.StringVar(&c.assumeValid, "assume-valid", "", "assume-valid block hash, Core's -assumevalid: the scripts (only they) of its ancestors buried more than two weeks of work under the best header are not verified; 0 verifies every script; empty: the network's default (Core's defaultAssumeValid; none on regtest)")
 	fs.StringVar(&c.minChainWork, "min-chain-work", "", "minimum chain work (hex) of the best header before --assume-valid skips any script, Core's -minimumchainwork; empty: the network's default (Core's nMinimumChainWork; 0 on regtest)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -110,14 +89,6 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 func (c *commonFlags) registerIndex(fs *flag.FlagSet) {
 	fs.StringVar(&c.index, "index", "", "secondary index to keep: scripthash (address and scripthash lookups without a scan; needs --datadir). "+
 		"A datadir remembers it: one with the index keeps it without the flag; an existing datadir without it builds it with 'utxod index build'")
-}
-
-// checkCompression validates --store-compression.
-func checkCompression(v string) error {
-	if v != "snappy" && v != "none" {
-		return fmt.Errorf("--store-compression: want snappy or none, got %q", v)
-	}
-	return nil
 }
 
 // check validates the shared flags' values before anything is opened, so a
@@ -134,16 +105,11 @@ func (c *commonFlags) check() error {
 	if err := backends.Available(c.backend); err != nil {
 		return fmt.Errorf("--backend %s: %w", c.backend, err)
 	}
-	if _, err := merkle.New(c.merkleKernel, slog.New(slog.DiscardHandler)); err != nil {
-		return fmt.Errorf("--merkle-kernel: %w", err)
-	}
-	switch c.scriptEngine {
-	case "utxod", "native", "txscript":
-	default:
-		return fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
-	}
-	if err := checkCompression(c.compression); err != nil {
+	if c.debug, err = readDebug(); err != nil {
 		return err
+	}
+	if _, err := merkle.New(c.debug.Get(debugset.MerkleKernel), slog.New(slog.DiscardHandler)); err != nil {
+		return fmt.Errorf("%s: %s: %w", debugset.Env, debugset.MerkleKernel, err)
 	}
 	if c.cacheMB < 0 {
 		return fmt.Errorf("--cache-mb: must not be negative, got %d", c.cacheMB)
@@ -261,19 +227,17 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := merkle.New(c.merkleKernel, log)
+	h, err := merkle.New(c.debug.Get(debugset.MerkleKernel), log)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--merkle-kernel: %w", err)
+		return nil, nil, fmt.Errorf("%s: %s: %w", debugset.Env, debugset.MerkleKernel, err)
 	}
-	var engine script.Engine
-	switch c.scriptEngine {
-	case "txscript":
-		engine = script.NewBtcdEngine(script.WithSigCache(100_000))
-	case "utxod", "native":
-		engine = script.NewEngine(script.WithSigCacheStore(!c.sigCacheLookupOnly))
-	default:
-		return nil, nil, fmt.Errorf("--script-engine: want utxod or txscript, got %q", c.scriptEngine)
+	if err := sha256x.SetDefault(c.debug.Get(debugset.TxIDKernel)); err != nil {
+		return nil, nil, fmt.Errorf("%s: %s: %w", debugset.Env, debugset.TxIDKernel, err)
 	}
+	if set := c.debug.NonDefault(); len(set) > 0 {
+		log.Info("debug settings", debugset.Env, strings.Join(set, ","))
+	}
+	engine := script.NewEngine(script.WithSigCacheStore(!c.sigCacheLookupOnly))
 	v := validate.New(p, engine, log)
 	v.Merkle = h.Root
 	return p, v, nil
@@ -318,40 +282,42 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 		st = store.NewMem()
 	} else {
 		kv, err := backends.Open(c.backend, c.datadir, backends.Options{
-			CacheBytes:   int64(c.cacheMB) << 20 / 4,
-			Uncompressed: c.compression == "none",
-			Logger:       log.With("store", c.backend),
+			CacheBytes: int64(c.cacheMB) << 20 / 4,
+			Logger:     log.With("store", c.backend),
 		})
 		if err != nil {
 			return nil, nil, err
 		}
 		kvs := kvstore.New(kv, int64(c.cacheMB)<<20)
 		kvs.SetMinFree(uint64(max(c.minFreeMB, 0)) << 20)
-		if !c.earlySync && c.backend != "bbolt" {
+		// pebble and RocksDB write the early batches of undo records and
+		// blocks unsynced; the next flush's synced batch makes them
+		// durable, as Core syncs its block and undo files only when it
+		// flushes. bbolt always syncs: its unsynced commits can corrupt
+		// the file on power loss.
+		if c.backend != "bbolt" {
 			kvs.SetEarlySync(backends.NoSync)
 		}
-		blocksDir := filepath.Join(c.datadir, "blocks")
-		if _, err := os.Stat(blocksDir); c.blockFiles || err == nil {
-			if err := kvs.UseBlockFiles(blocksDir); err != nil {
-				kv.Close()
-				return nil, nil, err
-			}
+		// Raw blocks and undo records go to flat files, as Core's blk and
+		// rev files; the KV keeps their locations. A record whose append
+		// meets a full disk goes to the KV, and records an older datadir
+		// kept in the KV stay readable.
+		if err := kvs.UseBlockFiles(filepath.Join(c.datadir, "blocks")); err != nil {
+			kv.Close()
+			return nil, nil, err
 		}
-		undoDir := filepath.Join(c.datadir, "undo")
-		if _, err := os.Stat(undoDir); c.undoFiles || err == nil {
-			if err := kvs.UseUndoFiles(undoDir); err != nil {
-				kv.Close()
-				return nil, nil, err
-			}
+		if err := kvs.UseUndoFiles(filepath.Join(c.datadir, "undo")); err != nil {
+			kv.Close()
+			return nil, nil, err
 		}
-		if c.cacheMisses {
-			on, err := kvs.TrustCacheMisses()
-			if err != nil {
-				kv.Close()
-				return nil, nil, err
-			}
-			log.Debug("coins cache misses", "trusted", on)
+		// On a datadir without coins the cache answers misses without
+		// reading the store until a flush over --cache-mb empties it.
+		on, err := kvs.TrustCacheMisses()
+		if err != nil {
+			kv.Close()
+			return nil, nil, err
 		}
+		log.Debug("coins cache misses", "trusted", on)
 		ix, err := c.openIndex(kv, p)
 		if err != nil {
 			kv.Close()
@@ -373,7 +339,7 @@ func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.
 			return kv.Close()
 		}
 	}
-	cfg := chainstate.Config{Params: p, Validator: v, Store: st, Log: log, AssumeValid: av, StoreCountsTxs: c.storeCounts}
+	cfg := chainstate.Config{Params: p, Validator: v, Store: st, Log: log, AssumeValid: av}
 	for _, f := range tune {
 		f(&cfg)
 	}

@@ -33,13 +33,9 @@ func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
 	stopHeight := fs.Int("stop-height", -1, "stop once the active chain reaches this height")
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
 	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
-	noMuHash := fs.Bool("no-muhash", false, "measurement arm: do not maintain the incremental MuHash (the datadir's muhash becomes meaningless)")
-	muAsync := fs.Bool("muhash-async", false, "record each block's MuHash changes on a goroutine of their own while the next block connects (the same digest; faster wall, more CPU and memory: bench/decisions.md)")
 	startProfile := profileFlags(fs)
 	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
-	prefetch := fs.Int("prefetch", defaultPrefetch, fmt.Sprintf("read, parse and check (CheckBlock: txids, merkle root) up to this many blocks on a second goroutine while the current one connects, as Core's reading overlaps its connecting (0: off; -1: %d while blocks connect with their scripts assumed valid, then off, since with every script verified both cores verify signatures and reading ahead only costs; bench/decisions.md)", chainstate.DefaultAssumedPrefetch))
-	pipeline := fs.Int("pipeline", -1, "cross-block pipelining: how many connected blocks may still have their scripts verifying while the next blocks connect (-1: 1 from the first block whose scripts are verified, with one more P than GOMAXPROCS unless the environment sets it, and 0 while scripts are assumed valid, where there is nothing to overlap; 0: off, each block is fully verified before the next is read; bench/decisions.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
 
@@ -66,14 +62,6 @@ Flags:`)
 	}
 	if err := c.check(); err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
-		return 2
-	}
-	if *pipeline < -1 {
-		fmt.Fprintf(stderr, "utxod import: --pipeline must be -1 (1 once scripts are verified), 0 (off) or a number of blocks, got %d\n", *pipeline)
-		return 2
-	}
-	if *prefetch < -1 {
-		fmt.Fprintf(stderr, "utxod import: --prefetch must be -1 (read ahead while scripts are assumed valid), 0 (off) or a number of blocks, got %d\n", *prefetch)
 		return 2
 	}
 	if err := checkHashType(*hashType); err != nil {
@@ -108,8 +96,6 @@ Flags:`)
 	c.sigCacheLookupOnly = true
 	cs, closeStore, err := c.openChainstate(log, func(cfg *chainstate.Config) {
 		cfg.MaxOrphanBytes = *orphanMB << 20
-		cfg.DisableMuHash = *noMuHash
-		cfg.AsyncMuHash = *muAsync
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod import:", err)
@@ -141,16 +127,16 @@ Flags:`)
 	src := &blockSource{files: files, key: key, magic: p.Magic}
 	defer src.close()
 	rejected := false
-	scfg := chainstate.StreamConfig{Depth: *pipeline, StopHeight: int32(*stopHeight), Prefetch: *prefetch, OwnedBlocks: true}
-	if *prefetch < 0 {
-		scfg.Prefetch, scfg.AssumedPrefetch = 0, chainstate.DefaultAssumedPrefetch
-	}
-	if *pipeline < 0 {
-		scfg.Depth, scfg.VerifiedDepth = 0, chainstate.DefaultVerifiedDepth
-		raise, restore := spareP()
-		scfg.OnVerified = raise
-		defer restore()
-	}
+	// Blocks are read, parsed and checked ahead on a second goroutine while
+	// their scripts are assumed valid (with every script verified both
+	// cores verify signatures, and reading ahead only costs); from the
+	// first block whose scripts are verified, one block's scripts may still
+	// be verifying while the next block connects.
+	scfg := chainstate.StreamConfig{StopHeight: int32(*stopHeight), OwnedBlocks: true,
+		AssumedPrefetch: chainstate.DefaultAssumedPrefetch, VerifiedDepth: chainstate.DefaultVerifiedDepth}
+	raise, restore := spareP()
+	scfg.OnVerified = raise
+	defer restore()
 	err = cs.ProcessStream(scfg, src.next, func(o chainstate.Outcome) bool {
 		name, off := src.where(o.Tag)
 		if o.Err != nil {
@@ -213,7 +199,7 @@ type blockSource struct {
 	carry int64 // bytes of finished files not yet attributed to a block
 	seq   int64
 	// mu guards read: next may run on the stream's reading goroutine
-	// (--prefetch) while where and consumed run in emit.
+	// (StreamConfig.AssumedPrefetch) while where and consumed run in emit.
 	mu   sync.Mutex
 	read map[int64]blockPos
 }
@@ -223,10 +209,6 @@ type blockPos struct {
 	off   int64 // offset of the block's framing in its file
 	bytes int64 // file bytes this block accounts for in the progress meter
 }
-
-// defaultPrefetch is --prefetch's default: read ahead only while scripts
-// are assumed valid (gate prefetch-owned-s16).
-const defaultPrefetch = -1
 
 // next returns the next block in a fresh slice (StreamConfig.OwnedBlocks).
 func (s *blockSource) next() ([]byte, int64, error) {

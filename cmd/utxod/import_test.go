@@ -99,8 +99,8 @@ func TestImportShuffledAndXOR(t *testing.T) {
 		{"ordered", []string{sample}},
 		{"shuffled", []string{shuffled}},
 		{"xor", []string{"--xor-key", "9a01fe33700c42d5", xored}},
-		// Cross-block pipelining, two files, every block seen twice.
-		{"pipelined", []string{"--pipeline", "8", shuffled, sample}},
+		// Two files, every block seen twice.
+		{"twice", []string{shuffled, sample}},
 	}
 	for _, store := range []string{"pebble", "rocksdb", "bbolt"} {
 		for _, c := range cases {
@@ -150,14 +150,12 @@ func TestImportRejectsBadBlock(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, pipeline := range []string{"0", "8"} {
-		var out, errb bytes.Buffer
-		code := cmdImport([]string{"--network", "main", "--log-level", "error", "--pipeline", pipeline, path}, &out, &errb)
-		msg := errb.String()
-		if code == 0 || !strings.Contains(msg, "rejected: bad-txnmrklroot") || !strings.Contains(msg, "height 100") ||
-			!strings.Contains(msg, fmt.Sprintf("offset %d]", off)) {
-			t.Fatalf("--pipeline %s: exit %d: %s", pipeline, code, msg)
-		}
+	var out, errb bytes.Buffer
+	code := cmdImport([]string{"--network", "main", "--log-level", "error", path}, &out, &errb)
+	msg := errb.String()
+	if code == 0 || !strings.Contains(msg, "rejected: bad-txnmrklroot") || !strings.Contains(msg, "height 100") ||
+		!strings.Contains(msg, fmt.Sprintf("offset %d]", off)) {
+		t.Fatalf("exit %d: %s", code, msg)
 	}
 }
 

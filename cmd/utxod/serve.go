@@ -41,7 +41,6 @@ type serveFlags struct {
 	allowRemote     bool
 	shutdownTimeout time.Duration
 	utxosLimit      int
-	apiProcs        int
 	follow          followFlags // --follow, --archive (follow.go)
 }
 
@@ -85,7 +84,6 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --listen address")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for in-flight requests at shutdown")
 	fs.IntVar(&f.utxosLimit, "utxos-limit", api.DefaultUTXOLimit, "GET /api/address/{address}/utxo answers 400 past this many outputs, as electrs' --utxos-limit (0: no limit)")
-	fs.IntVar(&f.apiProcs, "api-procs", runtime.NumCPU(), "Go processors (GOMAXPROCS) beyond the cores, so that requests need not wait while block validation, whose script workers are sized to the cores, holds every processor: the kernel then interleaves both at its finer time slices instead of Go's 10 ms preemption (POSTed-load p99 of address lookups 20-21 -> 9 ms on 2 cores, blocks validating 1.5x slower under that load; bench/results/addressindex.md). 0: GOMAXPROCS = the cores; an explicit GOMAXPROCS environment variable wins")
 	f.follow.register(fs)
 }
 
@@ -122,13 +120,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		fmt.Fprintln(stderr, "utxod serve: --utxos-limit: must not be negative, got", f.utxosLimit)
 		return 2
 	}
-	if f.apiProcs < 0 {
-		fmt.Fprintln(stderr, "utxod serve: --api-procs: must not be negative, got", f.apiProcs)
-		return 2
-	}
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(runtime.NumCPU() + f.apiProcs)
-	}
+	raiseProcs()
 	log, err := f.logger(stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
@@ -237,6 +229,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	closeOnce()
 	log.Info("stopped")
 	return code
+}
+
+// raiseProcs gives the server as many Go processors again as there are
+// cores (GOMAXPROCS twice the cores), unless the environment sets
+// GOMAXPROCS: block validation sizes its script workers to the cores and
+// can hold every processor, and with the spare ones requests need not wait
+// for it; the kernel interleaves both at its finer time slices instead of
+// Go's 10 ms preemption.
+func raiseProcs() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(2 * runtime.NumCPU())
+	}
 }
 
 // checkListen refuses non-loopback addresses unless allowRemote.

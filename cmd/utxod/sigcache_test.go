@@ -14,7 +14,7 @@ import (
 func TestValidatorSigCache(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, lookupOnly := range []bool{false, true} {
-		c := commonFlags{network: "regtest", merkleKernel: "generic", scriptEngine: "utxod", sigCacheLookupOnly: lookupOnly}
+		c := commonFlags{network: "regtest", sigCacheLookupOnly: lookupOnly}
 		_, v, err := c.validator(log)
 		if err != nil {
 			t.Fatal(err)

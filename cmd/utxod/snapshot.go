@@ -396,7 +396,6 @@ func cmdSnapshotVerify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("snapshot verify", flag.ContinueOnError)
 	var f snapshotFlags
 	f.register(fs)
-	noMuHash := fs.Bool("no-muhash", false, "skip the MuHash3072 (the slowest digest)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot verify FILE [--network N] [--expect-hash H] [--height H] [--json]
 
@@ -435,7 +434,7 @@ Flags:`)
 	}
 	defer file.Close()
 	pr := newCoinProgress(stderr, "verify", f.progress, log)
-	sum, err := snapshot.Verify(file, snapshot.VerifyOptions{Network: node, Height: int32(f.height), NoMuHash: *noMuHash, Progress: pr.update})
+	sum, err := snapshot.Verify(file, snapshot.VerifyOptions{Network: node, Height: int32(f.height), Progress: pr.update})
 	pr.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "utxod snapshot verify: %s: %v\n", files[0], err)
@@ -467,7 +466,6 @@ func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Write
 	datadir := fs.String("datadir", "", "the new data directory (must not exist or be empty)")
 	backend := fs.String("backend", defaultBackend, "store: pebble, rocksdb or bbolt")
 	cacheMB := fs.Int("cache-mb", defaultCacheMB, "store cache budget in MiB (a quarter of it is the store's block cache)")
-	compression := fs.String("store-compression", defaultCompression, "table compression of pebble and RocksDB: snappy or none (as for import and serve)")
 	var headers listFlag
 	fs.Var(&headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
@@ -499,10 +497,6 @@ Flags:`)
 	}
 	if err := backends.Available(*backend); err != nil {
 		fmt.Fprintf(stderr, "utxod snapshot load: --backend %s: %v\n", *backend, err)
-		return 2
-	}
-	if err := checkCompression(*compression); err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot load:", err)
 		return 2
 	}
 	if *cacheMB < 0 {
@@ -573,7 +567,7 @@ Flags:`)
 	sum, err := snapshot.Load(ctx, file, snapshot.LoadConfig{
 		Network: node, ExpectHash: f.expectHash.h, Headers: hs, Height: int32(f.height),
 		Backend: *backend, Datadir: *datadir,
-		KVOptions: backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Uncompressed: *compression == "none", Logger: log.With("store", *backend)},
+		KVOptions: backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Logger: log.With("store", *backend)},
 		Progress:  pr.update, Log: log,
 	})
 	pr.finish()

@@ -146,7 +146,7 @@ func TestSnapshotCLI(t *testing.T) {
 				t.Errorf("load %s left %s", filepath.Base(tc.file), d)
 			}
 		}
-		if code, _, _ := runCLI(t, nil, "snapshot", "verify", tc.file, "--expect-hash", hs3, "--no-muhash"); code != 1 {
+		if code, _, _ := runCLI(t, nil, "snapshot", "verify", tc.file, "--expect-hash", hs3); code != 1 {
 			t.Errorf("verify %s: exit %d", filepath.Base(tc.file), code)
 		}
 	}

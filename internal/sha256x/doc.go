@@ -10,8 +10,9 @@
 // blocks run out. Groups too small to fill enough lanes, other hosts, and
 // purego builds use crypto/sha256 (its SHA-NI code where the CPU has it).
 // Both paths are tested against each other and against crypto/sha256. The
-// kernel is opt-in (EnvKernel=auto): on the early-chain import its gate
-// showed no whole-process win over crypto/sha256's SHA-NI code.
+// kernel is opt-in (SetDefault(KernelAuto); utxod's UTXOD_DEBUG=txidkernel=auto):
+// on the early-chain import it showed no whole-process win over
+// crypto/sha256's SHA-NI code.
 package sha256x
 
 //go:generate go run -C ../../merkle/_asm . multi -out ../../internal/sha256x/multi_amd64.s -stubs ../../internal/sha256x/multi_amd64.go -pkg sha256x

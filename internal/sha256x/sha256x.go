@@ -2,7 +2,8 @@ package sha256x
 
 import (
 	"crypto/sha256"
-	"os"
+	"fmt"
+	"sync/atomic"
 )
 
 // Kernel names (Hasher.Kernel).
@@ -19,15 +20,32 @@ type Hasher struct {
 	m     multiScratch
 }
 
-// EnvKernel is the environment variable that selects New's kernel: unset
-// or "stdlib", crypto/sha256 per message (the default: the kernel gave no
-// whole-process win, bench/decisions.md); "auto", the
-// fastest kernel the host runs.
-const EnvKernel = "UTXOD_TXID_KERNEL"
+// KernelAuto names the choice of the fastest kernel the host runs
+// (SetDefault).
+const KernelAuto = "auto"
 
-// New returns the Hasher EnvKernel selects.
+// auto: New returns NewAuto's Hasher (SetDefault).
+var auto atomic.Bool
+
+// SetDefault selects the kernel of the Hashers New returns from now on:
+// KernelStdlib (the default) or KernelAuto. Only a program's main sets it,
+// once, before blocks are parsed.
+func SetDefault(name string) error {
+	switch name {
+	case KernelStdlib:
+		auto.Store(false)
+	case KernelAuto:
+		auto.Store(true)
+	default:
+		return fmt.Errorf("sha256x: unknown kernel %q (want %s or %s)", name, KernelStdlib, KernelAuto)
+	}
+	return nil
+}
+
+// New returns a Hasher on the kernel SetDefault selected (crypto/sha256
+// unless it selected auto).
 func New() *Hasher {
-	if os.Getenv(EnvKernel) == "auto" {
+	if auto.Load() {
 		return NewAuto()
 	}
 	return NewStdlib()

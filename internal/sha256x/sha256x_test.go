@@ -116,3 +116,24 @@ func FuzzDoubleSums(f *testing.F) {
 		}
 	})
 }
+
+// TestSetDefault: New hashes with crypto/sha256 unless SetDefault chose
+// auto; an unknown name is refused and changes nothing.
+func TestSetDefault(t *testing.T) {
+	defer SetDefault(KernelStdlib)
+	if got := New().Kernel(); got != KernelStdlib {
+		t.Fatalf("default kernel %s", got)
+	}
+	if err := SetDefault(KernelAuto); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := New().Kernel(), NewAuto().Kernel(); got != want {
+		t.Fatalf("auto: kernel %s, want %s", got, want)
+	}
+	if err := SetDefault("avx9"); err == nil {
+		t.Fatal("unknown kernel accepted")
+	}
+	if got, want := New().Kernel(), NewAuto().Kernel(); got != want {
+		t.Fatalf("after a refused name: kernel %s, want %s", got, want)
+	}
+}

@@ -40,10 +40,8 @@ func BenchmarkScanCoins(b *testing.B) {
 	for _, name := range storeNames {
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
-			// Tables as import and serve write them by default
-			// (--store-compression none).
 			open := func() backends.KV {
-				kv, err := backends.Open(name, dir, backends.Options{Uncompressed: true})
+				kv, err := backends.Open(name, dir, backends.Options{})
 				if errors.Is(err, backends.ErrUnavailable) {
 					b.Skip(err)
 				}

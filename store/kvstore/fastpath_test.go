@@ -125,7 +125,7 @@ const kept = 20
 func keepChainstate(t *testing.T, st store.Store) *chainstate.Chainstate {
 	t.Helper()
 	p := params.RegTest()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st, KeepBlocks: kept, StoreCountsTxs: true})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st, KeepBlocks: kept})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/btcdengine"
 	"utxod/testkit/chaingen"
 	"utxod/testkit/testchain"
 	"utxod/utxo"
@@ -75,7 +76,7 @@ func TestKVStoreArenaCompaction(t *testing.T) {
 	kv2 := openKV(t, "pebble", filepath.Join(t.TempDir(), "r"))
 	defer kv2.Close()
 	p := params.RegTest()
-	cs2, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: New(kv2, 1<<30)})
+	cs2, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: New(kv2, 1<<30)})
 	if err != nil {
 		t.Fatal(err)
 	}

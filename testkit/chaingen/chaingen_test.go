@@ -22,6 +22,7 @@ import (
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/btcdengine"
 	"utxod/validate"
 	"utxod/wire"
 )
@@ -118,7 +119,7 @@ func newBtcd(t testing.TB) *blockchain.BlockChain {
 func newUtxod(t testing.TB) *chainstate.Chainstate {
 	t.Helper()
 	p := params.RegTest()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewBtcdEngine(), nil), Store: store.NewMem()})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: store.NewMem()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,7 @@ func TestCrashImportIndexed(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(len(store)), 20))
 			dir := filepath.Join(t.TempDir(), store)
 			args := func() []string {
-				a := append(importArgs(store, dir), "--index", "scripthash")
-				if rng.IntN(2) == 0 {
-					a = append(a, "--pipeline", "8")
-				}
-				return a
+				return append(importArgs(store, dir), "--index", "scripthash")
 			}
 			t0 := time.Now()
 			runImport(t, bin, append(args(), c.File)...)

@@ -29,8 +29,8 @@ import (
 
 	"utxod/chainstate"
 	"utxod/params"
-	"utxod/script"
 	"utxod/store"
+	"utxod/testkit/btcdengine"
 	"utxod/testkit/chaingen"
 	"utxod/utxo"
 	"utxod/validate"
@@ -123,7 +123,7 @@ func NewCorpus(cfg chaingen.Config, dir string) (*Corpus, error) {
 
 func memChainstate() (*chainstate.Chainstate, error) {
 	p := params.RegTest()
-	v := validate.New(p, script.NewBtcdEngine(), nil)
+	v := validate.New(p, btcdengine.New(), nil)
 	return chainstate.New(chainstate.Config{Params: p, Validator: v, Store: store.NewMem()})
 }
 

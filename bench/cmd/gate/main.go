@@ -4,7 +4,8 @@
 // an SVG chart. `make gate` builds it and runs it.
 //
 //	gate --corpus FILE --out custody.json [--network main] [--backends pebble,rocksdb,bbolt]
-//	     [--control TEMPLATE] [--candidate TEMPLATE] [--pairs 3] [--cooldown 30s] [--pin CPUS]
+//	     [--control TEMPLATE] [--candidate TEMPLATE] [--control-env K=V] [--candidate-env K=V]
+//	     [--pairs 3] [--cooldown 30s] [--pin CPUS]
 //
 // Exit status: 0 when the verdict is promote or revert (4 for revert with
 // --strict), 3 when it is invalid, 1 when the harness fails, 2 on usage
@@ -14,19 +15,25 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"utxod/bench/gate"
 	"utxod/internal/cli"
 )
 
+// The default arms: the same import, the control with the generic merkle
+// kernel (UTXOD_DEBUG, bench/settings.md), the candidate with utxod's own
+// choice.
 const (
-	controlDefault   = "{bin} import --network {network} --datadir {datadir} --backend {backend} --json --merkle-kernel generic {corpus}"
-	candidateDefault = "{bin} import --network {network} --datadir {datadir} --backend {backend} --json --merkle-kernel auto {corpus}"
+	controlDefault    = "{bin} import --network {network} --datadir {datadir} --backend {backend} --json {corpus}"
+	candidateDefault  = controlDefault
+	controlEnvDefault = "UTXOD_DEBUG=merklekernel=generic"
 
 	exitInvalid = 3
 	exitRevert  = 4
@@ -65,14 +72,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runTimeout := fs.Duration("run-timeout", 0, "kill a run after this long (0: no limit)")
 	repo := fs.String("repo", ".", "directory whose git HEAD is recorded")
 	strict := fs.Bool("strict", false, "exit 4 when the verdict is revert")
-	var env []string
-	fs.Func("env", "KEY=VALUE added to both arms' environment (repeatable; recorded in the custody), e.g. GOMEMLIMIT=90MiB so that peak RSS measures memory in use rather than when the Go scavenger returned freed pages", func(v string) error {
-		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
-			return fmt.Errorf("want KEY=VALUE, got %q", v)
-		}
-		env = append(env, v)
-		return nil
-	})
+	var env, controlEnv, candidateEnv []string
+	envFlag := func(name, usage string, dst *[]string) {
+		fs.Func(name, usage, func(v string) error {
+			if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+				return fmt.Errorf("want KEY=VALUE, got %q", v)
+			}
+			*dst = append(*dst, v)
+			return nil
+		})
+	}
+	envFlag("env", "KEY=VALUE added to both arms' environment (repeatable; recorded in the custody), e.g. GOMEMLIMIT=90MiB so that peak RSS measures memory in use rather than when the Go scavenger returned freed pages", &env)
+	envFlag("control-env", "KEY=VALUE added to the control arm's environment only (repeatable; recorded in the custody), e.g. UTXOD_DEBUG=merklekernel=generic (bench/settings.md); with neither --control nor --control-env, "+controlEnvDefault, &controlEnv)
+	envFlag("candidate-env", "KEY=VALUE added to the candidate arm's environment only (repeatable; recorded in the custody)", &candidateEnv)
 	if code, done := t.Parse(args); done {
 		return code
 	}
@@ -86,6 +98,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	candT, err := gate.ParseTemplate(*candidate)
 	if err != nil {
 		return t.UsageError(fmt.Errorf("--candidate: %w", err))
+	}
+	controlSet := false
+	fs.Visit(func(f *flag.Flag) { controlSet = controlSet || f.Name == "control" || f.Name == "control-env" })
+	if !controlSet {
+		controlEnv = []string{controlEnvDefault}
 	}
 	if *controlBin == "" {
 		*controlBin = defaultUtxod()
@@ -107,8 +124,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		CorpusBlocks: *corpusBlocks,
 		Network:      *network,
 		Backends:     stores,
-		Control:      gate.Arm{Template: ctlT, Bin: *controlBin, Commit: *controlCommit, Env: env},
-		Candidate:    gate.Arm{Template: candT, Bin: *candidateBin, Commit: *candidateCommit, Env: env},
+		Control:      gate.Arm{Template: ctlT, Bin: *controlBin, Commit: *controlCommit, Env: slices.Concat(env, controlEnv)},
+		Candidate:    gate.Arm{Template: candT, Bin: *candidateBin, Commit: *candidateCommit, Env: slices.Concat(env, candidateEnv)},
 		Pairs:        *pairs,
 		Cooldown:     *cooldown,
 		Pin:          *pin,

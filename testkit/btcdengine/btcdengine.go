@@ -1,4 +1,8 @@
-package script
+// Package btcdengine is the differential oracle of utxod's script engine:
+// a script.Engine backed by btcd's txscript/v2. Tests and benchmarks run it
+// beside the own interpreter (script's differential fuzz and Core-vector
+// tests, chainstate's block tests); the service binary never links it.
+package btcdengine
 
 import (
 	"errors"
@@ -9,15 +13,16 @@ import (
 	"github.com/btcsuite/btcd/txscript/v2"
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
+	"utxod/script"
 	"utxod/wire"
 )
 
-// ErrEnginePanic wraps a panic recovered inside an engine. It is reported
-// as an *Error with Core's "unknown error" code; a validator should treat
-// it as an internal fault rather than proof that the block is invalid.
-var ErrEnginePanic = errors.New("script: engine panic")
+// newError builds a *script.Error for the Core ScriptError name.
+func newError(name string, input int, err error) *script.Error {
+	return &script.Error{Code: script.ErrorString(name), Name: name, Input: input, Err: err}
+}
 
-// BtcdEngine is the reference Engine, backed by btcd's txscript/v2.
+// BtcdEngine is the reference script.Engine, backed by btcd's txscript/v2.
 type BtcdEngine struct {
 	sigCache *txscript.SigCache
 }
@@ -37,8 +42,8 @@ func WithSigCache(maxEntries uint) BtcdOption {
 	}
 }
 
-// NewBtcdEngine returns the txscript-backed engine.
-func NewBtcdEngine(opts ...BtcdOption) *BtcdEngine {
+// New returns the txscript-backed engine.
+func New(opts ...BtcdOption) *BtcdEngine {
 	e := &BtcdEngine{}
 	for _, o := range opts {
 		o(e)
@@ -46,7 +51,7 @@ func NewBtcdEngine(opts ...BtcdOption) *BtcdEngine {
 	return e
 }
 
-// Name implements Engine.
+// Name implements script.Engine.
 func (e *BtcdEngine) Name() string { return "txscript" }
 
 // btcdTx is a prepared transaction: a btcd MsgTx whose scripts and witness
@@ -59,12 +64,12 @@ type btcdTx struct {
 	hashes   *txscript.TxSigHashes
 }
 
-// Prepare implements Engine. It builds btcd's view of tx without copying
+// Prepare implements script.Engine. It builds btcd's view of tx without copying
 // scripts or witness data, and computes the BIP143/BIP341 midstates when
 // the transaction has witness data (the only case that uses them).
-func (e *BtcdEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (TxVerifier, error) {
+func (e *BtcdEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (script.TxVerifier, error) {
 	if tx == nil || len(prevouts) != len(tx.Inputs) {
-		return nil, ErrPrevoutCount
+		return nil, script.ErrPrevoutCount
 	}
 	p := &btcdTx{eng: e, prevouts: prevouts}
 	p.msg.Version = tx.Version
@@ -94,17 +99,17 @@ func (e *BtcdEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (TxVerifier, er
 	return p, nil
 }
 
-// VerifyInput implements TxVerifier.
-func (p *btcdTx) VerifyInput(i int, flags Flags) (err error) {
+// VerifyInput implements script.TxVerifier.
+func (p *btcdTx) VerifyInput(i int, flags script.Flags) (err error) {
 	if i < 0 || i >= len(p.msg.TxIn) {
-		return newError("UNKNOWN_ERROR", i, ErrInputIndex)
+		return newError("UNKNOWN_ERROR", i, script.ErrInputIndex)
 	}
 	if !flags.Valid() {
-		return newError("UNKNOWN_ERROR", i, ErrBadFlags)
+		return newError("UNKNOWN_ERROR", i, script.ErrBadFlags)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = newError("UNKNOWN_ERROR", i, fmt.Errorf("%w: %v", ErrEnginePanic, r))
+			err = newError("UNKNOWN_ERROR", i, fmt.Errorf("%w: %v", script.ErrEnginePanic, r))
 		}
 	}()
 	prev := &p.prevouts[i]
@@ -138,22 +143,22 @@ func (p *btcdTx) run(i int, bf txscript.ScriptFlags) error {
 // isNopCLTVCSVDiscouraged reports a btcd discouraged-NOP error raised by
 // OP_NOP2 with CHECKLOCKTIMEVERIFY off or OP_NOP3 with CHECKSEQUENCEVERIFY
 // off, which Core does not raise.
-func isNopCLTVCSVDiscouraged(err error, flags Flags) bool {
+func isNopCLTVCSVDiscouraged(err error, flags script.Flags) bool {
 	var te txscript.Error
-	if flags&DiscourageUpgradableNops == 0 || !errors.As(err, &te) ||
+	if flags&script.DiscourageUpgradableNops == 0 || !errors.As(err, &te) ||
 		te.ErrorCode != txscript.ErrDiscourageUpgradableNOPs {
 		return false
 	}
-	return (flags&CheckLockTimeVerify == 0 && strings.HasPrefix(te.Description, "OP_NOP2 ")) ||
-		(flags&CheckSequenceVerify == 0 && strings.HasPrefix(te.Description, "OP_NOP3 "))
+	return (flags&script.CheckLockTimeVerify == 0 && strings.HasPrefix(te.Description, "OP_NOP2 ")) ||
+		(flags&script.CheckSequenceVerify == 0 && strings.HasPrefix(te.Description, "OP_NOP3 "))
 }
 
 // isTaprootSpend reports whether an input spending pkScript is verified
 // under BIP341 (a native v1 32-byte program with TAPROOT set), so that
 // btcd's generic error codes can be mapped to Core's taproot-specific ones.
-func isTaprootSpend(pkScript []byte, flags Flags) bool {
-	v, prog, ok := IsWitnessProgram(pkScript)
-	return ok && v == 1 && len(prog) == 32 && flags&Taproot != 0
+func isTaprootSpend(pkScript []byte, flags script.Flags) bool {
+	v, prog, ok := script.IsWitnessProgram(pkScript)
+	return ok && v == 1 && len(prog) == 32 && flags&script.Taproot != 0
 }
 
 // btcdFlagMap is btcd's flag for each Core flag bit.
@@ -182,7 +187,7 @@ var btcdFlagMap = [...]txscript.ScriptFlags{
 }
 
 // btcdFlags translates Core flags to btcd's; unknown bits are ignored.
-func btcdFlags(f Flags) txscript.ScriptFlags {
+func btcdFlags(f script.Flags) txscript.ScriptFlags {
 	var out txscript.ScriptFlags
 	for bit := range btcdFlagMap {
 		if f&(1<<bit) != 0 {
