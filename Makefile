@@ -31,7 +31,7 @@ build: deps-build
 test: deps-test vet
 	$(GO) test -tags '$(TAGS)' -count=1 -timeout 30m ./...
 	$(GO) test -tags '$(TAGS)' -race -short -count=1 ./api/ ./chainstate/
-	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/... ./utxo/... ./internal/sha256x/...
+	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/... ./utxo/...
 	$(GO) test -count=1 ./backends/rocksdb/ ./cmd/utxod/ -run 'Stub|Help|BadFlags|Missing'
 	$(GO) test -tags '$(TAGS) syssecp256k1' -count=1 ./internal/secp256k1/ ./script/
 	$(MAKE) fuzz-short
@@ -51,7 +51,6 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzScriptDifferential$$' -fuzztime $(FUZZTIME) ./script/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBlock$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTx$$' -fuzztime $(FUZZTIME) ./wire/
-	$(GO) test -run '^$$' -fuzz '^FuzzDoubleSums$$' -fuzztime $(FUZZTIME) ./internal/sha256x/
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderReader$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME) ./utxo/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeUndo$$' -fuzztime $(FUZZTIME) ./store/kvstore/undorec/

@@ -9,11 +9,10 @@ import (
 	bwire "github.com/btcsuite/btcd/wire/v2"
 )
 
-// TestBlockIDsMatchBtcd: the ids Block.Parse hashes in one batch (sha256x,
-// segwit transactions as their stripped serialization and their raw bytes)
-// equal btcd's TxHash and WitnessHash, for blocks mixing segwit and legacy
-// transactions of many sizes, with every count from 1 to 60 (so every
-// kernel group size and the crypto/sha256 remainder are exercised).
+// TestBlockIDsMatchBtcd: the ids Block.Parse hashes in one batch (segwit
+// transactions as their stripped serialization and their raw bytes) equal
+// btcd's TxHash and WitnessHash, for blocks mixing segwit and legacy
+// transactions of many sizes, with every count from 1 to 60.
 func TestBlockIDsMatchBtcd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for n := 1; n <= 60; n++ {

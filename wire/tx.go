@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash"
 	"slices"
-
-	"utxod/internal/sha256x"
 )
 
 // TxIn is a view of one transaction input. Script and Witness alias the
@@ -76,12 +74,11 @@ type arena struct {
 	sum  []byte // h's output buffer (a stack array would escape through the interface)
 
 	// batch: parseTx leaves the ids to hashIDs, which hashes the whole
-	// block's messages at once (sha256x: many messages per SIMD call).
+	// block's messages after its parse.
 	batch bool
 	msgs  [][]byte   // per transaction: Raw, or the stripped serialization then Raw
 	strip []byte     // the stripped serializations of segwit transactions
 	sums  [][32]byte // hashIDs' output
-	ids   *sha256x.Hasher
 }
 
 // ParseTx parses exactly one transaction occupying all of raw.
@@ -265,11 +262,11 @@ func (a *arena) parseTx(b []byte, start int, tx *Tx) (int, error) {
 
 // hashIDs sets the ids of txs, parsed in batch mode, from a.msgs.
 func (a *arena) hashIDs(txs []Tx) {
-	if a.ids == nil {
-		a.ids = sha256x.New()
-	}
 	a.sums = slices.Grow(a.sums[:0], len(a.msgs))[:len(a.msgs)]
-	a.ids.DoubleSums(a.sums, a.msgs)
+	for i, m := range a.msgs {
+		first := sha256.Sum256(m)
+		a.sums[i] = sha256.Sum256(first[:])
+	}
 	k := 0
 	for i := range txs {
 		tx := &txs[i]

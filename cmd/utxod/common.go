@@ -19,7 +19,6 @@ import (
 	"utxod/internal/cli"
 	"utxod/internal/debugset"
 	"utxod/internal/diskspace"
-	"utxod/internal/sha256x"
 	"utxod/merkle"
 	"utxod/params"
 	"utxod/script"
@@ -230,9 +229,6 @@ func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Val
 	h, err := merkle.New(c.debug.Get(debugset.MerkleKernel), log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %s: %w", debugset.Env, debugset.MerkleKernel, err)
-	}
-	if err := sha256x.SetDefault(c.debug.Get(debugset.TxIDKernel)); err != nil {
-		return nil, nil, fmt.Errorf("%s: %s: %w", debugset.Env, debugset.TxIDKernel, err)
 	}
 	if set := c.debug.NonDefault(); len(set) > 0 {
 		log.Info("debug settings", debugset.Env, strings.Join(set, ","))

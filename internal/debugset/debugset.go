@@ -3,7 +3,7 @@
 // of Go's internal/godebugs: each setting has a name, a default, the values
 // it accepts and a line of documentation. utxod reads them once, from the
 // environment variable UTXOD_DEBUG (name=value pairs separated by commas,
-// e.g. UTXOD_DEBUG=merklekernel=generic,txidkernel=auto), and applies each
+// e.g. UTXOD_DEBUG=merklekernel=generic), and applies each
 // through the options of the package it concerns. The settings are
 // documented in bench/settings.md, not in --help: the defaults are the
 // product, the other values are arms for measurement.
@@ -31,7 +31,6 @@ type Info struct {
 // Setting names.
 const (
 	MerkleKernel = "merklekernel"
-	TxIDKernel   = "txidkernel"
 )
 
 // All is the table, sorted by name.
@@ -40,11 +39,6 @@ var All = []Info{
 		Name: MerkleKernel, Default: "auto",
 		Values: []string{"auto", "generic", "stdlib", "avx2", "shani", "avx512"},
 		Doc:    "SHA-256d kernel of block merkle roots: auto (the fastest the CPU runs, generic as fallback) or a named kernel (merkle.New)",
-	},
-	{
-		Name: TxIDKernel, Default: "stdlib",
-		Values: []string{"stdlib", "auto"},
-		Doc:    "how a block's txids are hashed: stdlib (crypto/sha256 per transaction) or auto (16 transactions per AVX-512 call where the CPU has it, internal/sha256x)",
 	},
 }
 

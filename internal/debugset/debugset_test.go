@@ -34,25 +34,22 @@ func TestParse(t *testing.T) {
 	if got := s.Get(MerkleKernel); got != "auto" {
 		t.Errorf("default merklekernel = %q", got)
 	}
-	if got := s.Get(TxIDKernel); got != "stdlib" {
-		t.Errorf("default txidkernel = %q", got)
-	}
-	s, err = Parse(" merklekernel=generic, ,txidkernel=auto ")
+	s, err = Parse(" merklekernel=generic, , ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Get(MerkleKernel) != "generic" || s.Get(TxIDKernel) != "auto" {
+	if s.Get(MerkleKernel) != "generic" {
 		t.Errorf("parsed %v", s.m)
 	}
-	if got := s.NonDefault(); !slices.Equal(got, []string{"merklekernel=generic", "txidkernel=auto"}) {
+	if got := s.NonDefault(); !slices.Equal(got, []string{"merklekernel=generic"}) {
 		t.Errorf("NonDefault = %v", got)
 	}
 	for in, want := range map[string]string{
-		"nosuch=1":                          `unknown setting "nosuch" (known: merklekernel, txidkernel)`,
-		"merklekernel=fast":                 `merklekernel: want auto, generic, stdlib, avx2, shani, avx512, got "fast"`,
-		"merklekernel":                      `want name=value, got "merklekernel"`,
-		"=auto":                             `want name=value`,
-		"txidkernel=auto,txidkernel=stdlib": "txidkernel given twice",
+		"nosuch=1":                               `unknown setting "nosuch" (known: merklekernel)`,
+		"merklekernel=fast":                      `merklekernel: want auto, generic, stdlib, avx2, shani, avx512, got "fast"`,
+		"merklekernel":                           `want name=value, got "merklekernel"`,
+		"=auto":                                  `want name=value`,
+		"merklekernel=auto,merklekernel=generic": "merklekernel given twice",
 	} {
 		_, err := Parse(in)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), Env+": ") {

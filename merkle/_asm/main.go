@@ -12,7 +12,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -138,20 +137,6 @@ func t3SchedConsts() []uint32 {
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	if len(os.Args) > 1 && os.Args[1] == "multi" {
-		// The txid kernel, for package internal/sha256x (its own file;
-		// merkle imports wire, so wire cannot use a merkle kernel).
-		os.Args = append(os.Args[:1], os.Args[2:]...)
-		k1 := table("k1", k[:], 1)
-		iv1 := table("iv1", iv[:], 1)
-		mask64 := bswapMask("bswap64", 64)
-		one := table("one1", []uint32{1}, 1)
-		kw := padKW()
-		genMultiAVX512(avx512Ops(k1, table("padkw1", kw[:], 1), iv1, mask64), k1,
-			table("t3kw1", t3KW(), 1), table("t3sched1", t3SchedConsts(), 1), iv1, one, mask64)
-		Generate()
-		return
-	}
 	kw := padKW()
 
 	// AVX2 tables: every word broadcast to 8 lanes (32 bytes).

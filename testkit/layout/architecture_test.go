@@ -151,11 +151,11 @@ func TestArchitecture(t *testing.T) {
 
 func TestParseArchitecture(t *testing.T) {
 	rows := parseArchitecture(t, "# x\n\n| `ignored` | before | — |\n\n## Packages\n\n### Product\n\n| package | job | imports |\n|---|---|---|\n"+
-		"| `wire` | parse | `internal/sha256x` |\n| `utxo` | coins | `a`, `b` |\n\n### Internal leaves (`internal/`)\n\n| `internal/sha256x` | hash | — |\n\n## Next\n\n| `after` | x | — |\n")
+		"| `wire` | parse | `internal/diskspace` |\n| `utxo` | coins | `a`, `b` |\n\n### Internal leaves (`internal/`)\n\n| `internal/diskspace` | hash | — |\n\n## Next\n\n| `after` | x | — |\n")
 	want := []archRow{
-		{11, "product", "wire", []string{"internal/sha256x"}},
+		{11, "product", "wire", []string{"internal/diskspace"}},
 		{12, "product", "utxo", []string{"a", "b"}},
-		{16, "internal", "internal/sha256x", nil},
+		{16, "internal", "internal/diskspace", nil},
 	}
 	if !slices.EqualFunc(rows, want, func(a, b archRow) bool {
 		return a.line == b.line && a.area == b.area && a.pkg == b.pkg && slices.Equal(a.imports, b.imports)

@@ -95,7 +95,7 @@ func TestArea(t *testing.T) {
 		"utxod/bench/gate":            "bench",
 		"utxod/benchmarks":            "product",
 		"utxod/testkit/chaingen":      "testkit",
-		"utxod/internal/sha256x":      "internal",
+		"utxod/internal/diskspace":    "internal",
 		"utxod/chainstate":            "product",
 		"utxod/store/kvstore/shindex": "product",
 	} {
