@@ -78,7 +78,7 @@ type Chainstate struct {
 
 	snap *store.SnapshotBase // set when loaded from a UTXO snapshot (snapbase.go)
 
-	lazy  *lazyMuHash // pending MuHash work, see muhash.go
+	lazy  *utxo.LazyMuHash // pending MuHash work, see utxo/lazymuhash.go
 	muOff bool        // --no-muhash measurement arm
 	// muAsync: record MuHash changes on their own goroutine
 	// (Config.AsyncMuHash).
@@ -212,7 +212,7 @@ func open(cfg Config) (*Chainstate, error) {
 		keep:  keep,
 
 		maxOrphBytes: cfg.MaxOrphanBytes,
-		lazy:         newLazyMuHash(),
+		lazy:         utxo.NewLazyMuHash(),
 		muOff:        cfg.DisableMuHash,
 		muAsync:      cfg.AsyncMuHash,
 		storeCounts:  cfg.StoreCountsTxs,
@@ -226,7 +226,7 @@ func open(cfg Config) (*Chainstate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chainstate: load: %w", err)
 	}
-	// The MuHash is maintained lazily (muhash.go), not by Stats itself.
+	// The MuHash is maintained lazily (utxo.LazyMuHash), not by Stats itself.
 	cs.stats.NoMuHash = true
 	if persisted == nil {
 		cs.chain.SetTip(g)
@@ -298,7 +298,7 @@ func (cs *Chainstate) Stats() Stats {
 
 // materializeMuHash folds the pending MuHash work into the statistics.
 func (cs *Chainstate) materializeMuHash() error {
-	return cs.lazy.materialize(&cs.stats.MuHash, cs.store)
+	return cs.lazy.Materialize(&cs.stats.MuHash, cs.store)
 }
 
 // statsLocked materialises pending MuHash work and returns the statistics
@@ -343,7 +343,7 @@ func (cs *Chainstate) process(b *wire.Block, raw []byte) (Result, error) {
 		return res, err
 	}
 	cs.processOrphans(b.Hash)
-	if cs.lazy.mayExceed(materializeAt) && cs.lazy.pending() > materializeAt {
+	if cs.lazy.Due() {
 		// A failure stays pending and is reported by the next read or flush.
 		_ = cs.materializeMuHash()
 	}
@@ -551,7 +551,7 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) (err error) {
 	if cs.chain.Tip() == fork {
 		return nil
 	}
-	// Disconnects are recorded in a window of their own (see lazyMuHash):
+	// Disconnects are recorded in a window of their own (see utxo.LazyMuHash):
 	// one before them is closed first, and theirs after them.
 	if err := cs.materializeMuHash(); err != nil {
 		return err
