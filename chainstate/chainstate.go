@@ -79,7 +79,7 @@ type Chainstate struct {
 	snap *store.SnapshotBase // set when loaded from a UTXO snapshot (snapbase.go)
 
 	lazy  *utxo.LazyMuHash // pending MuHash work, see utxo/lazymuhash.go
-	muOff bool        // --no-muhash measurement arm
+	muOff bool             // --no-muhash measurement arm
 	// muAsync: record MuHash changes on their own goroutine
 	// (Config.AsyncMuHash).
 	muAsync bool
