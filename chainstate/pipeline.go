@@ -29,23 +29,25 @@ import (
 // tip. Nothing optimistic is ever visible: the lock is held while blocks
 // are pending, and every pending block is resolved before a flush
 // (flushTail), before a side branch, reorg or orphan parent is processed,
-// and before the lock is released. If a pending block's scripts
-// fail, the chain is disconnected back to its parent through the undo data
-// the connects left in the cache, the block is marked invalid (its pending
-// descendants with it) and the chain moves to the best valid candidate,
-// exactly as a synchronous ActivateBestChain would have left it. One
-// difference is visible in the verdicts of the invalid block's descendants:
-// synchronously the first one is refused ("bad-prevblk") before it is
-// indexed, so the next ones wait as orphans; pipelined, descendants already
-// connected are marked failed with it and reported "bad-prevblk". Either
-// way none of them is connected.
+// and before the lock is released. At depth 0 a block whose scripts fail is
+// disconnected at once and its error returned to stepTo (settleNow), so
+// verdicts and state are Core's synchronous ones. Pipelined, if a pending
+// block's scripts fail, the chain is disconnected back to its parent
+// through the undo data the connects left in the cache, the block is
+// marked invalid (its pending descendants with it) and the chain moves to
+// the best valid candidate, as a synchronous ActivateBestChain would have
+// left it. One difference is visible in the verdicts of the invalid
+// block's descendants: synchronously the first one is refused
+// ("bad-prevblk") before it is indexed, so the next ones wait as orphans;
+// pipelined, descendants already connected are marked failed with it and
+// reported "bad-prevblk". Either way none of them is connected.
 
 // StreamConfig configures ProcessStream.
 type StreamConfig struct {
 	// Depth is the most blocks whose scripts may be pending at once while
 	// the next block is read; 1 already overlaps one block's scripts with
 	// the next block's connect. Zero (or negative) turns cross-block
-	// pipelining off: every block is verified before the next is read, as
+	// pipelining off: every block is verified before the next connects, as
 	// with ProcessBlock, though its coin changes are applied while its
 	// scripts run (and undone if they fail).
 	Depth int
