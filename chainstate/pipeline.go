@@ -276,7 +276,9 @@ type streamRun struct {
 }
 
 // run processes the blocks of left, then those next returns, with the
-// lock held, emitting each verdict in order (see ProcessStream).
+// lock held, emitting each verdict in order (see ProcessStream). left is
+// ProcessBlock's one block, parsed and checked already; it is not combined
+// with a reading goroutine (cfg.Prefetch).
 func (cs *Chainstate) run(cfg StreamConfig, left []fetched, next func() ([]byte, int64, error), emit func(Outcome) bool) error {
 	r := &streamRun{cs: cs, cfg: cfg, pl: cs.pipe, next: next, emit: emit}
 	r.pl.reset(max(cfg.Depth, 0))

@@ -84,9 +84,6 @@ func (cs *Chainstate) Close() error {
 	return cs.Flush()
 }
 
-// Closed reports whether Close has been called.
-func (cs *Chainstate) Closed() bool { return cs.submit.closed.Load() }
-
 // orphanSet remembers the hashes of recently held orphan blocks (the pool
 // keeps them by parent, outside the block index) so that Lookup can report
 // them. It is bounded; the oldest entries are forgotten first. The
