@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -423,7 +424,7 @@ func (p panicChain) Coins([]utxo.Outpoint) ([]bool, []utxo.Coin, chainstate.Bloc
 func (p panicChain) Info(string) (utxo.ChainstateInfo, error) {
 	return utxo.ChainstateInfo{}, p.fail
 }
-func (p panicChain) ProcessBlock([]byte) (chainstate.Result, error) {
+func (p panicChain) Submit(context.Context, []byte) (chainstate.Result, error) {
 	return chainstate.Result{}, p.fail
 }
 

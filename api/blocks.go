@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -108,45 +109,17 @@ func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// One block at a time; give up if the client goes away or the server
-	// stops while queued.
-	select {
-	case s.sem <- struct{}{}:
-	case <-s.done:
-		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
-		return
-	case <-r.Context().Done():
-		writeProblem(w, http.StatusServiceUnavailable, "cancelled", "request cancelled while queued")
-		return
-	}
-	if s.closed.Load() {
-		<-s.sem
-		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
-		return
-	}
+	// The node takes one block at a time; the request's context ends the
+	// wait if the client goes away.
 	start := time.Now()
-	res, err := s.processBlock(raw)
-	elapsed := time.Since(start)
-	s.metrics.validation.Observe(elapsed.Seconds())
-
+	res, err := s.chain.Submit(r.Context(), raw)
 	if err != nil {
 		s.blockError(w, raw, err)
 		return
 	}
 	s.metrics.blocks.WithLabelValues(string(res.Status)).Inc()
-	if res.Status == chainstate.StatusOrphan && len(raw) >= wire.HeaderSize {
-		h, _ := wire.ParseHeader(raw)
-		s.orphans.add(res.Hash, h.PrevBlock)
-	}
-	s.log.Debug("block processed", "hash", res.Hash, "height", res.Height, "status", res.Status, "seconds", elapsed.Seconds())
+	s.log.Debug("block processed", "hash", res.Hash, "height", res.Height, "status", res.Status, "seconds", time.Since(start).Seconds())
 	writeJSON(w, http.StatusOK, BlockResult{Hash: res.Hash.String(), Height: res.Height, Status: string(res.Status)})
-}
-
-// processBlock runs ProcessBlock holding the submission slot (already
-// acquired), which is released even if it panics.
-func (s *Server) processBlock(raw []byte) (chainstate.Result, error) {
-	defer func() { <-s.sem }()
-	return s.chain.ProcessBlock(raw)
 }
 
 func tooLargeDetail(isHex bool) string {
@@ -184,7 +157,7 @@ func decodeHexBody(body []byte) (raw []byte, reason, detail string) {
 	return raw, "", ""
 }
 
-// blockError renders a ProcessBlock failure.
+// blockError renders a Submit failure.
 func (s *Server) blockError(w http.ResponseWriter, raw []byte, err error) {
 	hash := "unknown"
 	if len(raw) >= wire.HeaderSize {
@@ -192,6 +165,10 @@ func (s *Server) blockError(w http.ResponseWriter, raw []byte, err error) {
 	}
 	var re *validate.RuleError
 	switch {
+	case errors.Is(err, chainstate.ErrClosed):
+		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		writeProblem(w, http.StatusServiceUnavailable, "cancelled", "request cancelled while queued")
 	case errors.Is(err, chainstate.ErrParse):
 		s.metrics.rejects.WithLabelValues("block-decode-failed").Inc()
 		writeProblem(w, http.StatusBadRequest, "block-decode-failed", "the body is not a serialized block: "+err.Error())
@@ -305,15 +282,14 @@ func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "bad-hash", "block hash must be 64 hex digits")
 		return
 	}
-	if n, ok := s.chain.Lookup(hash); ok {
+	switch n, ok := s.chain.Lookup(hash); {
+	case ok && n.Orphan:
+		writeJSON(w, http.StatusOK, BlockInfo{Hash: hash.String(), Height: -1, Status: "orphan", Confirmations: -1, PreviousBlockHash: n.Header.PrevBlock.String()})
+	case ok:
 		writeJSON(w, http.StatusOK, blockInfo(n))
-		return
+	default:
+		writeProblem(w, http.StatusNotFound, "block-not-found", "block "+hash.String()+" is unknown")
 	}
-	if prev, ok := s.orphans.get(hash); ok {
-		writeJSON(w, http.StatusOK, BlockInfo{Hash: hash.String(), Height: -1, Status: "orphan", Confirmations: -1, PreviousBlockHash: prev.String()})
-		return
-	}
-	writeProblem(w, http.StatusNotFound, "block-not-found", "block "+hash.String()+" is unknown")
 }
 
 // handleTip godoc

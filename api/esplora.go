@@ -185,7 +185,7 @@ func (s *Server) handleEsploraBlockStatus(w http.ResponseWriter, r *http.Request
 	tip := s.chain.Tip()
 	st := EsploraBlockStatus{}
 	ttl := ttlShort
-	if n, ok := s.chain.Lookup(hash); ok {
+	if n, ok := s.chain.Lookup(hash); ok && !n.Orphan {
 		if at, ok := s.chain.AtHeight(n.Height); ok && at.Hash == hash {
 			h := n.Height
 			st.InBestChain, st.Height = true, &h

@@ -1,45 +1,8 @@
 package api
 
 import (
-	"context"
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
-
-	"utxod/chainstate"
 )
-
-// ErrClosed is returned by SubmitBlock once Close has been called.
-var ErrClosed = errors.New("api: server closed")
-
-// SubmitBlock processes raw as POST /v1/blocks does — one block at a time
-// together with the API's submissions, under the same locks, observing
-// the validation latency — for producers of blocks inside the process,
-// such as a follower (utxod serve --follow). It waits for its turn until
-// ctx ends; after Close it returns ErrClosed.
-func (s *Server) SubmitBlock(ctx context.Context, raw []byte) (chainstate.Result, error) {
-	select {
-	case s.sem <- struct{}{}:
-	case <-s.done:
-		return chainstate.Result{}, ErrClosed
-	case <-ctx.Done():
-		return chainstate.Result{}, ctx.Err()
-	}
-	if s.closed.Load() {
-		<-s.sem
-		return chainstate.Result{}, ErrClosed
-	}
-	res, err := s.processBlockTimed(raw)
-	return res, err
-}
-
-// processBlockTimed runs processBlock (which releases the submission slot)
-// and observes its latency.
-func (s *Server) processBlockTimed(raw []byte) (chainstate.Result, error) {
-	timer := prometheus.NewTimer(s.metrics.validation)
-	defer timer.ObserveDuration()
-	return s.processBlock(raw)
-}
 
 // Registerer is the registry behind /metrics, for collectors of other
 // components (the follower's utxod_follow_* metrics).

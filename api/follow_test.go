@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -36,26 +35,33 @@ func TestHealthFollow(t *testing.T) {
 	}
 }
 
-func TestSubmitBlock(t *testing.T) {
-	s, cs, blocks := mainnetServer(t, 3)
-	res, err := s.SubmitBlock(context.Background(), blocks[4])
-	if err != nil || res.Status != chainstate.StatusConnected || cs.Tip().Height != 4 {
-		t.Fatalf("%+v %v", res, err)
-	}
-	if _, err := s.SubmitBlock(context.Background(), blocks[4][:100]); !errors.Is(err, chainstate.ErrParse) {
-		t.Fatalf("garbage: %v", err)
-	}
-	// Waiting for the slot ends with the context.
-	s.sem <- struct{}{}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := s.SubmitBlock(ctx, blocks[5]); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: %v", err)
-	}
-	<-s.sem
-	s.Close()
-	if _, err := s.SubmitBlock(context.Background(), blocks[5]); !errors.Is(err, ErrClosed) || cs.Tip().Height != 4 {
-		t.Fatalf("after Close: %v, tip %d", err, cs.Tip().Height)
+// queueChain answers every submission with err, as the chainstate does for
+// a submission refused while queued.
+type queueChain struct {
+	Chain
+	err error
+}
+
+func (q queueChain) Submit(context.Context, []byte) (chainstate.Result, error) {
+	return chainstate.Result{Height: -1}, q.err
+}
+
+// TestPostBlockQueueErrors: the chainstate's queue refusals map to 503
+// problems (the queue itself is chainstate's, TestSubmit).
+func TestPostBlockQueueErrors(t *testing.T) {
+	_, cs, blocks := mainnetServer(t, 1)
+	for _, tc := range []struct {
+		err    error
+		reason string
+	}{
+		{chainstate.ErrClosed, "shutting-down"},
+		{context.Canceled, "cancelled"},
+		{context.DeadlineExceeded, "cancelled"},
+	} {
+		s := newServer(t, queueChain{Chain: cs, err: tc.err}, params.MainNet())
+		if rec := postBlock(t, s, blocks[2]); rec.Code != 503 || problemOf(t, rec).Reason != tc.reason {
+			t.Errorf("%v: %d %s", tc.err, rec.Code, rec.Body)
+		}
 	}
 }
 

@@ -63,7 +63,7 @@ func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) 
 		return
 	}
 	n, ok := s.chain.Lookup(hash)
-	if !ok {
+	if !ok || n.Orphan {
 		restError(w, http.StatusNotFound, "block-not-found", hashStr+" not found")
 		return
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +29,13 @@ import (
 // hold ended, so handlers hold no lock on chain data and Tip and AtHeight
 // never wait for a block being connected.
 type Chain interface {
-	ProcessBlock(raw []byte) (chainstate.Result, error)
+	// Submit processes a block behind the node's one submission slot,
+	// shared with the other producers of the process (a follower); it
+	// returns ctx's error if ctx ends while queued and
+	// chainstate.ErrClosed after Close.
+	Submit(ctx context.Context, raw []byte) (chainstate.Result, error)
+	// Close stops taking blocks, waits for the one in flight and flushes.
+	Close() error
 	Info(hashType string) (utxo.ChainstateInfo, error)
 	Coin(op utxo.Outpoint) (utxo.Coin, bool, error)
 	// Coins reads several outpoints and the tip in one view.
@@ -45,6 +51,13 @@ type Chain interface {
 }
 
 var _ Chain = (*chainstate.Chainstate)(nil)
+
+// submitObserver is a Chain that times the blocks it takes through Submit
+// (the chainstate): the API observes them all, its own and those of other
+// producers, as utxod_block_validation_seconds.
+type submitObserver interface {
+	ObserveSubmits(func(time.Duration))
+}
 
 // Config configures a Server.
 type Config struct {
@@ -93,14 +106,8 @@ type Server struct {
 	docsUI         http.Handler
 	metricsHandler http.Handler
 
-	// sem serializes block submissions (capacity 1); waiting is cancelled
-	// with the request context.
-	sem    chan struct{}
-	closed atomic.Bool
-	done   chan struct{} // closed by Close
-
-	orphans orphanSet
-	addr    *addrService
+	closed atomic.Bool // by Close: /healthz answers 503
+	addr   *addrService
 }
 
 // New returns a Server for cfg.
@@ -122,9 +129,6 @@ func New(cfg Config) (*Server, error) {
 		sizeOnDisk: cfg.SizeOnDisk,
 		now:        cfg.Now,
 		follow:     cfg.Follow,
-		sem:        make(chan struct{}, 1),
-		done:       make(chan struct{}),
-		orphans:    orphanSet{max: maxTrackedOrphans},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -136,6 +140,9 @@ func New(cfg Config) (*Server, error) {
 		s.sizeOnDisk = func() int64 { return 0 }
 	}
 	s.metrics = newMetrics(cfg.CacheBytes, func() float64 { return float64(s.chain.Tip().Height) })
+	if o, ok := cfg.Chain.(submitObserver); ok {
+		o.ObserveSubmits(func(d time.Duration) { s.metrics.validation.Observe(d.Seconds()) })
+	}
 	s.addr = newAddrService(cfg)
 	s.docsUI = newDocsUI()
 	s.metricsHandler = s.metrics.handler()
@@ -157,15 +164,13 @@ func (s *Server) Flush() error {
 	return err
 }
 
-// Close stops block processing: it waits for the block in flight to finish
-// and makes later submissions fail with 503. Reads keep working. Call it
+// Close makes /healthz report the shutdown and closes the chain to new
+// blocks (Chain.Close: later submissions fail with 503, the block in
+// flight finishes, the state is flushed). Reads keep working. Call it
 // after http.Server.Shutdown and before closing the store.
-func (s *Server) Close() {
-	if s.closed.Swap(true) {
-		return
-	}
-	close(s.done)       // wake queued submissions
-	s.sem <- struct{}{} // wait for the block in flight; never released
+func (s *Server) Close() error {
+	s.closed.Store(true)
+	return s.chain.Close()
 }
 
 func (s *Server) routes() http.Handler {
@@ -274,42 +279,6 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 		h.InSync, h.Follow = &inSync, &fh
 	}
 	writeJSON(w, http.StatusOK, h)
-}
-
-// orphanSet remembers the hashes of recently submitted orphan blocks (the
-// chainstate holds them outside its block index) so GET /v1/blocks/{hash}
-// can report them. It is bounded; the oldest entries are forgotten first.
-type orphanSet struct {
-	mu    sync.Mutex
-	max   int
-	prev  map[wire.Hash]wire.Hash
-	order []wire.Hash
-}
-
-const maxTrackedOrphans = 1024
-
-func (o *orphanSet) add(hash, prev wire.Hash) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.prev == nil {
-		o.prev = make(map[wire.Hash]wire.Hash)
-	}
-	if _, ok := o.prev[hash]; ok {
-		return
-	}
-	if len(o.order) >= o.max {
-		delete(o.prev, o.order[0])
-		o.order = o.order[1:]
-	}
-	o.prev[hash] = prev
-	o.order = append(o.order, hash)
-}
-
-func (o *orphanSet) get(hash wire.Hash) (wire.Hash, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	p, ok := o.prev[hash]
-	return p, ok
 }
 
 // handleMetrics godoc

@@ -33,6 +33,9 @@ type BlockInfo struct {
 	Next          wire.Hash
 	// TipHeight is the active tip's height when the copy was taken.
 	TipHeight int32
+	// Orphan is a recently held block whose parent was unknown: only Hash
+	// and Header.PrevBlock are set, and Height is -1.
+	Orphan bool
 }
 
 // infoLocked copies n; callers hold cs.mu.
@@ -64,14 +67,14 @@ func (cs *Chainstate) Tip() BlockInfo {
 	return v.info(v.at(v.height))
 }
 
-// Lookup returns the index entry of hash (false if unknown; orphans are
-// not in the index).
+// Lookup returns the index entry of hash, or for a recently held orphan
+// (not in the index) a BlockInfo with Orphan set; false if unknown.
 func (cs *Chainstate) Lookup(hash wire.Hash) (BlockInfo, bool) {
 	cs.mu.RLock()
 	defer cs.mu.RUnlock()
 	n := cs.index.Lookup(hash)
 	if n == nil {
-		return BlockInfo{}, false
+		return cs.orphans.info(hash)
 	}
 	return cs.infoLocked(n), true
 }

@@ -78,16 +78,19 @@ type Chainstate struct {
 
 	snap *store.SnapshotBase // set when loaded from a UTXO snapshot (snapbase.go)
 
-	lazy  *lazyMuHash // pending MuHash work, see muhash.go
-	muOff bool        // Config.DisableMuHash (measurement only)
+	lazy  *utxo.LazyMuHash // pending MuHash work, see utxo/lazymuhash.go
+	muOff bool             // Config.DisableMuHash (measurement only)
 
 	av assumeValid // assume-valid setting and bookkeeping, see assumevalid.go
 
-	// pipe is set only inside a pipelined ProcessStream (pipeline.go),
-	// which lets connected blocks' scripts verify while later blocks
-	// connect; with it nil, every block is verified before it connects.
+	// pipe is the one path's state (pipeline.go): the blocks connected
+	// whose scripts are still verifying, at most its depth (0 outside an
+	// import), and a stream's verdicts not yet emitted.
 	pipe       *pipeline
 	rolledBack int // pending blocks a pipeline's rollbacks disconnected (tests)
+
+	submit  submitQueue // the one submission slot (submit.go)
+	orphans orphanSet   // recently held orphans, for Lookup
 
 	// OnFlush, when set before use, is called after each flush with its
 	// duration (metrics).
@@ -190,14 +193,16 @@ func open(cfg Config) (*Chainstate, error) {
 		p: cfg.Params, v: cfg.Validator, log: log, store: cfg.Store,
 		index: validate.NewBlockIndex(cfg.Params),
 		view:  newViewWriter(),
+		pipe:  newPipeline(),
 		orph:  make(map[wire.Hash][][]byte),
 		now:   now,
 		keep:  keep,
 
 		maxOrphBytes: cfg.MaxOrphanBytes,
-		lazy:         newLazyMuHash(),
+		lazy:         utxo.NewLazyMuHash(),
 		muOff:        cfg.DisableMuHash,
 		av:           assumeValid{cfg: cfg.AssumeValid},
+		submit:       newSubmitQueue(),
 	}
 	if cs.maxOrphBytes <= 0 {
 		cs.maxOrphBytes = defaultOrphanBytes
@@ -207,7 +212,7 @@ func open(cfg Config) (*Chainstate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chainstate: load: %w", err)
 	}
-	// The MuHash is maintained lazily (muhash.go), not by Stats itself.
+	// The MuHash is maintained lazily (utxo.LazyMuHash), not by Stats itself.
 	cs.stats.NoMuHash = true
 	if persisted == nil {
 		cs.chain.SetTip(g)
@@ -279,7 +284,7 @@ func (cs *Chainstate) Stats() Stats {
 
 // materializeMuHash folds the pending MuHash work into the statistics.
 func (cs *Chainstate) materializeMuHash() error {
-	return cs.lazy.materialize(&cs.stats.MuHash, cs.store)
+	return cs.lazy.Materialize(&cs.stats.MuHash, cs.store)
 }
 
 // statsLocked materialises pending MuHash work and returns the statistics
@@ -295,25 +300,24 @@ func (cs *Chainstate) statsLocked() (Stats, error) {
 
 // ProcessBlock validates raw and, when it extends the most-work valid chain,
 // connects it (reorganising if needed). Invalid blocks return a
-// *validate.RuleError and leave the chainstate unchanged.
+// *validate.RuleError and leave the chainstate unchanged. It is the one
+// path of every block (pipeline.go) at depth 0: a stream of one block,
+// parsed and put through CheckBlock before the lock is taken. Producers
+// that share the node call Submit, which queues them.
 func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
-	raw = bytes.Clone(raw) // the block may be kept as a side branch or orphan
-	b, err := wire.ParseBlock(raw)
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrParse, err)
-	}
+	// The block may be kept as a side branch or orphan.
+	left, next := oneBlock(cs.fetched(bytes.Clone(raw), 0, true))
+	var out Outcome
 	cs.mu.Lock()
 	defer cs.unlock()
-	res, err := cs.process(b, raw)
-	if err != nil {
-		return res, err
+	err := cs.run(StreamConfig{StopHeight: -1}, left, next, func(o Outcome) bool {
+		out = o
+		return true
+	})
+	if err == nil {
+		err = out.Err
 	}
-	if cs.store.NeedsFlush() {
-		if err := cs.flushLocked(); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return out.Result, err
 }
 
 // process handles b and then the orphans it completes (lock held, raw
@@ -323,8 +327,11 @@ func (cs *Chainstate) process(b *wire.Block, raw []byte) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if res.Status == StatusOrphan {
+		cs.orphans.add(b.Hash, b.Header.PrevBlock)
+	}
 	cs.processOrphans(b.Hash)
-	if cs.lazy.pending() > materializeAt {
+	if cs.lazy.Due() {
 		// A failure stays pending and is reported by the next read or flush.
 		_ = cs.materializeMuHash()
 	}
@@ -340,7 +347,13 @@ func indexEntries(nodes []*validate.BlockNode) []validate.IndexEntry {
 	return out
 }
 
-func (cs *Chainstate) flushLocked() error {
+// flushTail is the one flush of every caller (a stream or ProcessBlock
+// whose store is full, Flush, Close): it settles the pending blocks, so no
+// unverified block is ever flushed, materialises the MuHash and flushes.
+func (cs *Chainstate) flushTail() error {
+	if err := cs.drain(); err != nil {
+		return err
+	}
 	start := time.Now()
 	st, err := cs.statsLocked()
 	if err != nil {
@@ -380,7 +393,7 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	if checkErr != nil {
 		return res, checkErr
 	}
-	if cs.pipe != nil && b.Header.PrevBlock != cs.chain.Tip().Hash {
+	if len(cs.pipe.pending) > 0 && b.Header.PrevBlock != cs.chain.Tip().Hash {
 		// Only a block extending the tip may build on unverified scripts.
 		if err := cs.drain(); err != nil {
 			return res, err
@@ -532,7 +545,7 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) (err error) {
 	if cs.chain.Tip() == fork {
 		return nil
 	}
-	// Disconnects are recorded in a window of their own (see lazyMuHash):
+	// Disconnects are recorded in a window of their own (see utxo.LazyMuHash):
 	// one before them is closed first, and theirs after them.
 	if err := cs.materializeMuHash(); err != nil {
 		return err
@@ -567,26 +580,14 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) (err error) {
 	return nil
 }
 
-// connect validates and connects node, whose parent is the tip.
+// connect validates and connects node, whose parent is the tip, by the
+// one path (connectDeferred).
 func (cs *Chainstate) connect(node *validate.BlockNode) error {
 	b, err := cs.blockOf(node)
 	if err != nil {
 		return err
 	}
-	skip := cs.skipScripts(node) // assume-valid
-	if cs.pipe != nil {
-		return cs.connectDeferred(b, node, skip)
-	}
-	cs.warm(b)
-	d, _, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, validate.ConnectOptions{SkipScripts: skip})
-	if err != nil {
-		return err
-	}
-	if err := cs.apply(node, d, skip); err != nil {
-		return err
-	}
-	cs.addStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
-	return nil
+	return cs.connectDeferred(b, node, cs.skipScripts(node)) // assume-valid
 }
 
 // blockOf returns node's block: usually the one being processed, whose
@@ -607,8 +608,8 @@ func (cs *Chainstate) blockOf(node *validate.BlockNode) (*wire.Block, error) {
 }
 
 // apply makes node, connected with delta d (its scripts skipped when
-// assumed), the tip: statistics, store and chain, and drops the block data
-// that fell out of the reorg window.
+// assumed), the tip: statistics, store and chain. Block data leaves the
+// reorg window when its scripts pass (settled).
 func (cs *Chainstate) apply(node *validate.BlockNode, d *utxo.Delta, assumed bool) error {
 	next := cs.stats
 	// A store that counts the transactions with an unspent output while it
@@ -639,13 +640,6 @@ func (cs *Chainstate) apply(node *validate.BlockNode, d *utxo.Delta, assumed boo
 	if assumed {
 		cs.noteAssumed(node)
 	}
-	// Keep block data only for the last `keep` blocks (reorg depth).
-	if old := cs.chain.At(node.Height - cs.keep); old != nil && old.Height > 0 && old.Status.Has(validate.StatusHaveData) {
-		if err := cs.store.DeleteBlock(old.Hash); err != nil {
-			return err
-		}
-		cs.clearStatus(old, validate.StatusHaveData)
-	}
 	return nil
 }
 
@@ -674,11 +668,11 @@ func (cs *Chainstate) processOrphans(parent wire.Hash) {
 	}
 }
 
-// Flush makes the store durable at the current tip.
+// Flush makes the store durable at the current tip (flushTail).
 func (cs *Chainstate) Flush() error {
 	cs.mu.Lock()
 	defer cs.unlock()
-	return cs.flushLocked()
+	return cs.flushTail()
 }
 
 // SyncAhead lets the store start making what it wrote ahead of the next

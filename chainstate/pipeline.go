@@ -11,37 +11,43 @@ import (
 	"utxod/wire"
 )
 
-// Pipelining (ProcessStream). A block that extends the tip is connected as
-// soon as its non-script rules pass: its coin changes are applied to the
-// cache in block order while its input scripts are still being verified on
-// the validator's workers. With StreamConfig.Depth 0 the stream then waits
-// for them before it reads the next block, so only the block's own store
-// work overlaps its signatures; with Depth > 0 (cross-block pipelining) the
-// next blocks' UTXO work does too.
+// The one path. Every block — POSTed, followed (ProcessBlock, Submit) or
+// imported (ProcessStream) — goes through run: processFetched, then
+// connectDeferred for each block that extends the tip, then resolve, and
+// flushTail when the store is full. A block is connected as soon as its
+// non-script rules pass: its coin changes are applied to the cache in block
+// order while its input scripts are still being verified on the
+// validator's workers. At depth 0 (ProcessBlock, and an import's default
+// until its first verified block) connectDeferred then waits for them
+// before anything else connects, as Core's ConnectBlock, so only the
+// block's own store work overlaps its signatures; at depth N > 0 (an
+// import's cross-block pipelining) up to N blocks stay pending while the
+// next blocks' UTXO work runs.
 //
-// The whole feature hangs on Chainstate.pipe, non-nil only inside a
-// stream: connect hands blocks to connectDeferred, and
-// processLocked settles the pending blocks before any block that does not
-// extend the tip. Nothing optimistic is ever visible: the stream holds the
-// chainstate's lock while blocks are pending, and every pending block is
-// resolved before a flush, before a side branch, reorg or orphan parent is
-// processed, and before the lock is released. If a pending block's scripts
-// fail, the chain is disconnected back to its parent through the undo data
-// the connects left in the cache, the block is marked invalid (its pending
-// descendants with it) and the chain moves to the best valid candidate,
-// exactly as a synchronous ActivateBestChain would have left it. One
-// difference is visible in the verdicts of the invalid block's descendants:
-// synchronously the first one is refused ("bad-prevblk") before it is
-// indexed, so the next ones wait as orphans; pipelined, descendants already
-// connected are marked failed with it and reported "bad-prevblk". Either
-// way none of them is connected.
+// Chainstate.pipe holds the depth and the pending blocks; processLocked
+// settles the pending blocks before any block that does not extend the
+// tip. Nothing optimistic is ever visible: the lock is held while blocks
+// are pending, and every pending block is resolved before a flush
+// (flushTail), before a side branch, reorg or orphan parent is processed,
+// and before the lock is released. At depth 0 a block whose scripts fail is
+// disconnected at once and its error returned to stepTo (settleNow), so
+// verdicts and state are Core's synchronous ones. Pipelined, if a pending
+// block's scripts fail, the chain is disconnected back to its parent
+// through the undo data the connects left in the cache, the block is
+// marked invalid (its pending descendants with it) and the chain moves to
+// the best valid candidate, as a synchronous ActivateBestChain would have
+// left it. One difference is visible in the verdicts of the invalid
+// block's descendants: synchronously the first one is refused
+// ("bad-prevblk") before it is indexed, so the next ones wait as orphans;
+// pipelined, descendants already connected are marked failed with it and
+// reported "bad-prevblk". Either way none of them is connected.
 
 // StreamConfig configures ProcessStream.
 type StreamConfig struct {
 	// Depth is the most blocks whose scripts may be pending at once while
 	// the next block is read; 1 already overlaps one block's scripts with
 	// the next block's connect. Zero (or negative) turns cross-block
-	// pipelining off: every block is verified before the next is read, as
+	// pipelining off: every block is verified before the next connects, as
 	// with ProcessBlock, though its coin changes are applied while its
 	// scripts run (and undone if they fail).
 	Depth int
@@ -105,14 +111,20 @@ type fetched struct {
 }
 
 // fetchNext reads the next block; with prefetch it parses and checks it
-// too (v is safe for concurrent use: CheckBlock is context-free).
+// too.
 func (cs *Chainstate) fetchNext(next func() ([]byte, int64, error), prefetch bool) fetched {
 	raw, tag, err := next()
-	f := fetched{tag: tag, err: err}
 	if err != nil {
-		return f
+		return fetched{tag: tag, err: err}
 	}
-	f.raw = raw
+	return cs.fetched(raw, tag, prefetch)
+}
+
+// fetched wraps raw (owned) as a stream block; with prefetch it is parsed
+// and put through CheckBlock now, outside the lock (v is safe for
+// concurrent use: CheckBlock is context-free).
+func (cs *Chainstate) fetched(raw []byte, tag int64, prefetch bool) fetched {
+	f := fetched{raw: raw, tag: tag}
 	if prefetch {
 		f.b, f.parseErr = wire.ParseBlock(f.raw)
 		if f.parseErr == nil {
@@ -120,6 +132,11 @@ func (cs *Chainstate) fetchNext(next func() ([]byte, int64, error), prefetch boo
 		}
 	}
 	return f
+}
+
+// oneBlock is ProcessBlock's source: f, then the end.
+func oneBlock(f fetched) (left []fetched, next func() ([]byte, int64, error)) {
+	return []fetched{f}, func() ([]byte, int64, error) { return nil, 0, io.EOF }
 }
 
 // fetcher returns the stream's source of blocks and a stop function that
@@ -197,8 +214,9 @@ type pendingBlock struct {
 	out   int                   // index into pipeline.outs, -1 for a reconnected orphan
 }
 
-// pipeline is a stream's state: the verdicts not yet emitted and, when
-// pipelining, the blocks whose scripts are pending.
+// pipeline is the one path's state: the blocks whose scripts are pending
+// (at most depth once a block is settled) and a run's verdicts not yet
+// emitted.
 type pipeline struct {
 	depth   int
 	pending []pendingBlock
@@ -210,115 +228,160 @@ type pipeline struct {
 	verified bool
 }
 
+func newPipeline() *pipeline { return &pipeline{seq: -1} }
+
+// reset empties the run's state for a run at depth (0 between runs).
+func (pl *pipeline) reset(depth int) { *pl = pipeline{depth: depth, seq: -1} }
+
 type streamOut struct {
 	o       Outcome
 	waiting bool // on a pending block's scripts
 }
 
 // ProcessStream processes the blocks next returns (until io.EOF) like
-// ProcessBlock, with cross-block pipelining when cfg.Depth > 0, and calls
-// emit with each block's outcome in stream order. Invalid blocks are
-// reported through emit, not as ProcessStream's error; emit returning false
-// stops the stream after the blocks already read are resolved.
-// ProcessStream returns next's error, a store failure, or nil. The
-// chainstate stays locked for the whole stream (readers wait until it ends,
-// and Tip and AtHeight answer the chain as it was before it; it is meant
-// for imports, not for a serving node); emit and next run under
-// that lock (next on a reading goroutine outside it, with
-// cfg.Prefetch) and must not call the chainstate's methods.
+// ProcessBlock, by the same path, with cross-block pipelining when
+// cfg.Depth > 0, and calls emit with each block's outcome in stream order.
+// Invalid blocks are reported through emit, not as ProcessStream's error;
+// emit returning false stops the stream after the blocks already read are
+// resolved. ProcessStream returns next's error, a store failure, or nil.
+// The chainstate stays locked for the whole stream (readers wait until it
+// ends, and Tip and AtHeight answer the chain as it was before it; it is
+// meant for imports, not for a serving node); emit and next run under that
+// lock (next on a reading goroutine outside it, with cfg.Prefetch) and must
+// not call the chainstate's methods.
 func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, tag int64, err error), emit func(Outcome) bool) error {
 	cs.mu.Lock()
 	defer cs.unlock()
-	// Even unpipelined (depth 0), a block's coin changes are applied while
-	// its scripts finish, so that both cores stay busy; the block is
-	// settled before the next one is read.
-	pl := &pipeline{depth: max(cfg.Depth, 0), seq: -1}
-	cs.pipe = pl
-	defer func() { cs.pipe = nil }()
-	depth, untilVerified := cfg.Prefetch, false
-	if depth <= 0 && cfg.AssumedPrefetch > 0 {
-		depth, untilVerified = cfg.AssumedPrefetch, true
-	}
 	if !cfg.OwnedBlocks {
 		next = cloning(next)
 	}
-	fetch, stopFetch := cs.fetcher(depth, next)
-	defer func() { stopFetch() }()
-	switched := false // to VerifiedDepth and OnVerified
-	stopped := false
-	deliver := func() {
-		for _, so := range pl.ready() {
-			if !stopped && !emit(so) {
-				stopped = true
-			}
-		}
+	return cs.run(cfg, nil, next, emit)
+}
+
+// streamRun is one run of the one path: the blocks of left, then next's.
+type streamRun struct {
+	cs        *Chainstate
+	cfg       StreamConfig
+	pl        *pipeline
+	next      func() ([]byte, int64, error)
+	fetch     func() fetched
+	stopFetch func() []fetched
+	emit      func(Outcome) bool
+	// untilVerified: the reading goroutine stops at the first verified
+	// block (AssumedPrefetch); switched: VerifiedDepth applies.
+	untilVerified, switched, stopped bool
+}
+
+// run processes the blocks of left, then those next returns, with the
+// lock held, emitting each verdict in order (see ProcessStream). left is
+// ProcessBlock's one block, parsed and checked already; it is not combined
+// with a reading goroutine (cfg.Prefetch).
+func (cs *Chainstate) run(cfg StreamConfig, left []fetched, next func() ([]byte, int64, error), emit func(Outcome) bool) error {
+	r := &streamRun{cs: cs, cfg: cfg, pl: cs.pipe, next: next, emit: emit}
+	r.pl.reset(max(cfg.Depth, 0))
+	defer r.pl.reset(0)
+	depth := cfg.Prefetch
+	if depth <= 0 && cfg.AssumedPrefetch > 0 {
+		depth, r.untilVerified = cfg.AssumedPrefetch, true
 	}
-	for !stopped {
+	r.fetch, r.stopFetch = cs.syncFetcher(left, next), noFetcher
+	if depth > 0 {
+		r.fetch, r.stopFetch = cs.fetcher(depth, next)
+	}
+	defer func() { r.stopFetch() }()
+	for !r.stopped {
 		if cfg.StopHeight >= 0 && cs.chain.Tip().Height >= cfg.StopHeight {
 			break
 		}
-		f := fetch()
+		f := r.fetch()
 		if errors.Is(f.err, io.EOF) {
 			break
 		}
 		if f.err != nil {
-			if derr := cs.drain(); derr != nil {
-				return derr
-			}
-			deliver()
-			return f.err
-		}
-		seq := pl.base + len(pl.outs)
-		pl.outs = append(pl.outs, streamOut{o: Outcome{Tag: f.tag}})
-		pl.seq = seq
-		res, perr := cs.processFetched(pl, &f)
-		pl.seq = -1
-		so := &pl.outs[seq-pl.base]
-		so.o.Result = res
-		if so.o.Err == nil { // a rollback may have settled it already
-			so.o.Err = perr
-		}
-		if !so.waiting {
-			so.o.TipHeight = cs.validTip()
-		}
-		if perr != nil && !isRuleOrParse(perr) {
-			// A store failure: nothing more can be trusted.
-			cs.drain()
-			deliver()
-			return perr
-		}
-		if untilVerified && pl.verified {
-			fetch = cs.syncFetcher(stopFetch(), next)
-			stopFetch, untilVerified = noFetcher, false
-		}
-		if !switched && pl.verified {
-			switched = true
-			pl.depth = max(pl.depth, cfg.VerifiedDepth)
-			if cfg.OnVerified != nil {
-				cfg.OnVerified()
-			}
-		}
-		// Resolve finished checks without blocking, and the oldest ones
-		// while too many are pending.
-		if err := cs.resolve(false); err != nil {
-			return err
-		}
-		if cs.store.NeedsFlush() {
 			if err := cs.drain(); err != nil {
 				return err
 			}
-			if err := cs.flushLocked(); err != nil {
-				deliver()
-				return err
-			}
+			r.deliver()
+			return f.err
 		}
-		deliver()
+		if err := r.step(&f); err != nil {
+			return err
+		}
 	}
 	if err := cs.drain(); err != nil {
 		return err
 	}
-	deliver()
+	r.deliver()
 	return nil
+}
+
+// step processes one block: its verdict, the depth's settling, and the
+// flush tail when the store is full.
+func (r *streamRun) step(f *fetched) error {
+	cs, pl := r.cs, r.pl
+	seq := pl.base + len(pl.outs)
+	pl.outs = append(pl.outs, streamOut{o: Outcome{Tag: f.tag}})
+	pl.seq = seq
+	res, perr := cs.processFetched(pl, f)
+	pl.seq = -1
+	so := &pl.outs[seq-pl.base]
+	so.o.Result = res
+	if so.o.Err == nil { // a rollback may have settled it already
+		so.o.Err = perr
+	}
+	if !so.waiting {
+		so.o.TipHeight = cs.validTip()
+	}
+	if perr != nil && !isRuleOrParse(perr) {
+		// A store failure: nothing more can be trusted.
+		cs.drain()
+		r.deliver()
+		return perr
+	}
+	r.onVerified()
+	// Resolve finished checks without blocking, and the oldest ones while
+	// too many are pending.
+	if err := cs.resolve(false); err != nil {
+		return err
+	}
+	if cs.store.NeedsFlush() {
+		if err := cs.flushTail(); err != nil {
+			r.deliver()
+			return err
+		}
+	}
+	r.deliver()
+	return nil
+}
+
+// onVerified applies what changes at the first block whose scripts are
+// verified: the reading goroutine stops (AssumedPrefetch), the depth
+// becomes VerifiedDepth and OnVerified is called.
+func (r *streamRun) onVerified() {
+	if !r.pl.verified {
+		return
+	}
+	if r.untilVerified {
+		r.fetch = r.cs.syncFetcher(r.stopFetch(), r.next)
+		r.stopFetch, r.untilVerified = noFetcher, false
+	}
+	if !r.switched {
+		r.switched = true
+		r.pl.depth = max(r.pl.depth, r.cfg.VerifiedDepth)
+		if r.cfg.OnVerified != nil {
+			r.cfg.OnVerified()
+		}
+	}
+}
+
+// deliver emits the verdicts that are final, in order, until emit says
+// stop.
+func (r *streamRun) deliver() {
+	for _, o := range r.pl.ready() {
+		if !r.stopped && !r.emit(o) {
+			r.stopped = true
+		}
+	}
 }
 
 func isRuleOrParse(err error) bool {
@@ -393,6 +456,9 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 	}
 	pl := cs.pipe
 	pl.verified = pl.verified || !skipScripts
+	if pl.depth == 0 && len(pl.pending) == 0 {
+		return cs.settleNow(node, check)
+	}
 	out := -1
 	if pl.seq >= 0 && pl.hash == node.Hash {
 		out = pl.seq
@@ -402,11 +468,36 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 	return nil
 }
 
+// settleNow waits for node's scripts before anything else connects (depth
+// 0), as Core's ConnectBlock: a failure disconnects node again through the
+// undo data its connect left, and stepTo marks it invalid.
+func (cs *Chainstate) settleNow(node *validate.BlockNode, check *validate.ScriptCheck) error {
+	if err := check.Wait(); err != nil {
+		if derr := cs.disconnectTo(node.Parent); derr != nil {
+			return derr
+		}
+		return err
+	}
+	return cs.settled(node)
+}
+
+// settled marks node, whose scripts passed, connected and drops the block
+// data that fell out of the reorg window with it: not before, so that a
+// block rolled back loses nothing.
+func (cs *Chainstate) settled(node *validate.BlockNode) error {
+	cs.addStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
+	// Keep block data only for the last `keep` blocks (reorg depth).
+	if old := cs.chain.At(node.Height - cs.keep); old != nil && old.Height > 0 && old.Status.Has(validate.StatusHaveData) {
+		if err := cs.store.DeleteBlock(old.Hash); err != nil {
+			return err
+		}
+		cs.clearStatus(old, validate.StatusHaveData)
+	}
+	return nil
+}
+
 // drain waits for every pending block.
 func (cs *Chainstate) drain() error {
-	if cs.pipe == nil {
-		return nil
-	}
 	for len(cs.pipe.pending) > 0 {
 		if err := cs.resolve(true); err != nil {
 			return err
@@ -419,9 +510,6 @@ func (cs *Chainstate) drain() error {
 // (with all, or while more than depth are pending) waits for the oldest.
 func (cs *Chainstate) resolve(all bool) error {
 	pl := cs.pipe
-	if pl == nil {
-		return nil
-	}
 	for len(pl.pending) > 0 {
 		p := pl.pending[0]
 		if !all && len(pl.pending) <= pl.depth {
@@ -434,7 +522,9 @@ func (cs *Chainstate) resolve(all bool) error {
 		err := p.check.Wait()
 		if err == nil {
 			pl.pending = pl.pending[1:]
-			cs.addStatus(p.node, validate.StatusConnected|validate.StatusHaveUndo)
+			if err := cs.settled(p.node); err != nil {
+				return err
+			}
 			pl.settle(p.out, nil, cs.validTip())
 			continue
 		}
@@ -445,7 +535,7 @@ func (cs *Chainstate) resolve(all bool) error {
 
 // validTip is the height of the newest block whose scripts have passed.
 func (cs *Chainstate) validTip() int32 {
-	if cs.pipe != nil && len(cs.pipe.pending) > 0 {
+	if len(cs.pipe.pending) > 0 {
 		return cs.pipe.pending[0].node.Height - 1
 	}
 	return cs.chain.Tip().Height
@@ -493,9 +583,10 @@ func (cs *Chainstate) rollback(err error) error {
 			pl.settle(p.out, perr, tip)
 		}
 	}
-	// The rest runs synchronously: nothing else is pending now.
-	cs.pipe = nil
-	defer func() { cs.pipe = pl }()
+	// The rest runs at depth 0: nothing else is pending now.
+	depth := pl.depth
+	pl.depth = 0
+	defer func() { pl.depth = depth }()
 	if best := cs.bestCandidate(); best != cs.chain.Tip() {
 		var re *validate.RuleError
 		if aerr := cs.activateBestChain(best); aerr != nil && !errors.As(aerr, &re) {

@@ -552,3 +552,55 @@ func avStream(t *testing.T) (raws [][]byte, newCS func() *Chainstate, ref *Chain
 	}
 	return raws, newCS, ref
 }
+
+// TestProcessBlockScriptFailureIsCoreOrder: on the one path at depth 0 a
+// block whose scripts fail is refused as Core's ConnectBlock refuses it,
+// before anything else connects: the orphans waiting for it stay held (not
+// marked failed with it), nothing is rolled back, the digests are those of
+// its parent, and the block data at the edge of the reorg window is kept
+// (dropped only when a block's scripts pass).
+func TestProcessBlockScriptFailureIsCoreOrder(t *testing.T) {
+	raws, broken, k, _ := brokenChain(t)
+	ref := newRegtest(t, store.NewMem())
+	p := params.RegTest()
+	cs, err := New(Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store.NewMem(), KeepBlocks: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range raws[:k] {
+		for _, c := range []*Chainstate{ref, cs} {
+			if _, err := c.ProcessBlock(raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, raw := range broken[k+1 : k+3] {
+		if res, err := cs.ProcessBlock(raw); err != nil || res.Status != StatusOrphan {
+			t.Fatalf("descendant before the broken block: %+v %v", res, err)
+		}
+	}
+	tip := cs.Tip()
+	edge, _ := cs.AtHeight(tip.Height + 1 - 4)
+	res, err := cs.ProcessBlock(broken[k])
+	if r := validate.Reason(err); !strings.Contains(r, "script-verify-flag-failed") || res.Status != "" {
+		t.Fatalf("broken block: %+v %v", res, err)
+	}
+	if cs.rolledBack != 0 || cs.Tip().Hash != tip.Hash {
+		t.Fatalf("rolled back %d, tip %d", cs.rolledBack, cs.Tip().Height)
+	}
+	if n, ok := cs.Lookup(res.Hash); !ok || !n.Status.Invalid() {
+		t.Fatalf("broken block not marked invalid: %+v", n)
+	}
+	for _, raw := range broken[k+1 : k+3] {
+		if n, ok := cs.Lookup(wire.DoubleSHA256(raw[:wire.HeaderSize])); !ok || !n.Orphan {
+			t.Fatalf("a held descendant left the pool: %v %+v", ok, n)
+		}
+	}
+	if n, _ := cs.Lookup(edge.Hash); !n.Status.Has(validate.StatusHaveData) {
+		t.Fatalf("block %d at the window's edge lost its data", n.Height)
+	}
+	if got, want := infoJSON(t, cs), infoJSON(t, ref); got != want {
+		t.Fatalf("after the refusal:\n%s\nwant:\n%s", got, want)
+	}
+	checkScratchMuHash(t, cs)
+}

@@ -114,7 +114,7 @@ func muChanges(d *utxo.Delta, connect bool) (removed, added [][]utxo.Entry) {
 }
 
 // recordMuHash records delta d's changes for the MuHash once the store has
-// applied them (lazyMuHash reads added coins back from the set): a connect
+// applied them (utxo.LazyMuHash reads added coins back from the set): a connect
 // on a tip at height parent, or a disconnect (connect false; the window must
 // not be open by height, see disconnectTo).
 func (cs *Chainstate) recordMuHash(d *utxo.Delta, connect bool, parent uint32) error {
@@ -122,15 +122,15 @@ func (cs *Chainstate) recordMuHash(d *utxo.Delta, connect bool, parent uint32) e
 		return nil
 	}
 	removed, added := muChanges(d, connect)
-	var w window
+	var w utxo.Window
 	if connect {
-		w = cs.lazy.connectWindow(parent)
+		w = cs.lazy.ConnectWindow(parent)
 	} else {
 		var err error
-		if w, err = cs.lazy.disconnectWindow(); err != nil {
+		if w, err = cs.lazy.DisconnectWindow(); err != nil {
 			return err
 		}
 	}
-	cs.lazy.recordNow(w, removed, added)
+	cs.lazy.RecordNow(w, removed, added)
 	return nil
 }

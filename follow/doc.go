@@ -13,7 +13,7 @@
 // import), then downloads the blocks (/rest/block/<hash>.bin) with bounded
 // concurrency, a bounded number of blocks ahead of validation, so fetching
 // overlaps validation. Blocks are
-// handed to Chain.ProcessBlock one at a time in chain order; the
+// handed to Chain.Submit one at a time in chain order; the
 // chainstate activates the most-work chain itself, disconnecting through
 // undo data on a reorg.
 //

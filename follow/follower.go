@@ -17,13 +17,13 @@ import (
 )
 
 // Chain is what the follower needs from the node. *chainstate.Chainstate
-// implements it; a serving node passes one whose ProcessBlock queues with
-// the API's submissions.
+// implements it.
 type Chain interface {
-	// ProcessBlock validates raw and connects it if it extends the
-	// most-work chain, reorganising if needed (chainstate's contract:
-	// invalid blocks return a *validate.RuleError and change nothing).
-	ProcessBlock(raw []byte) (chainstate.Result, error)
+	// Submit validates raw and connects it if it extends the most-work
+	// chain, reorganising if needed (chainstate's contract: invalid blocks
+	// return a *validate.RuleError and change nothing). It queues with the
+	// node's other producers (a serving node's API) until ctx ends.
+	Submit(ctx context.Context, raw []byte) (chainstate.Result, error)
 	// Tip is the active tip.
 	Tip() chainstate.BlockInfo
 	// AtHeight is the active chain's block at height (false above the tip).
@@ -629,7 +629,7 @@ func (f *Follower) fetchAndConnect(ctx context.Context, fork chainstate.BlockInf
 			return processed, ctx.Err()
 		}
 		size := len(j.raw)
-		res, err := f.cs.ProcessBlock(j.raw)
+		res, err := f.cs.Submit(ctx, j.raw)
 		j.raw = nil
 		if err != nil {
 			return processed, f.blockFailed(j, res, err)
@@ -688,7 +688,7 @@ func (f *Follower) produce(ctx context.Context, fork chainstate.BlockInfo, hashe
 	return nil
 }
 
-// blockFailed turns a ProcessBlock failure into the round's error.
+// blockFailed turns a Submit failure into the round's error.
 func (f *Follower) blockFailed(j *job, res chainstate.Result, err error) error {
 	var re *validate.RuleError
 	switch {

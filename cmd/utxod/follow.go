@@ -81,7 +81,8 @@ func (f *followFlags) follower(p *params.Params, chain follow.Chain, log *slog.L
 }
 
 // serveFollower wires a follower into "utxod serve": its blocks queue with
-// the API's submissions, its metrics join /metrics, /healthz reports it.
+// the API's submissions on the chainstate's submission slot, its metrics
+// join /metrics, /healthz reports it.
 type serveFollower struct {
 	flags *followFlags
 	f     *follow.Follower
@@ -118,24 +119,12 @@ func (f *followFlags) newServeFollower() *serveFollower {
 	return &serveFollower{flags: f, done: make(chan struct{})}
 }
 
-// submitChain is a chainstate whose ProcessBlock goes through the API's
-// submission queue.
-type submitChain struct {
-	*chainstate.Chainstate
-	ctx context.Context
-	srv *api.Server
-}
-
-func (c submitChain) ProcessBlock(raw []byte) (chainstate.Result, error) {
-	return c.srv.SubmitBlock(c.ctx, raw)
-}
-
 // start runs the follower until ctx ends.
 func (sf *serveFollower) start(ctx context.Context, p *params.Params, cs *chainstate.Chainstate, srv *api.Server, log *slog.Logger) error {
 	if sf == nil {
 		return nil
 	}
-	fl, err := sf.flags.follower(p, submitChain{cs, ctx, srv}, log,
+	fl, err := sf.flags.follower(p, cs, log,
 		follow.Config{Registerer: srv.Registerer(), Flush: srv.Flush, FlushInterval: sf.flags.flush})
 	if err != nil {
 		return err

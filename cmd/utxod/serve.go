@@ -220,9 +220,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		log.Warn("shutdown: requests still running", "err", err)
 		_ = hs.Close()
 	}
-	fw.wait()   // the follower's last block is done (ctx is over)
-	srv.Close() // waits for the block in flight
-	if err := srv.Flush(); err != nil {
+	fw.wait() // the follower's last block is done (ctx is over)
+	// The chainstate refuses later blocks, waits for the one in flight and
+	// flushes (its flush tail).
+	if err := srv.Close(); err != nil {
 		log.Error("flush", "err", err)
 		code = 1
 	}

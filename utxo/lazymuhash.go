@@ -1,4 +1,4 @@
-package chainstate
+package utxo
 
 import (
 	"bytes"
@@ -7,14 +7,13 @@ import (
 	"runtime"
 	"sync"
 
-	"utxod/utxo"
 	"utxod/wire"
 )
 
-// lazyMuHash defers MuHash3072 work. Coins that enter the set and leave it
+// LazyMuHash defers MuHash3072 work. Coins that enter the set and leave it
 // again before the next materialisation cancel without being hashed or even
 // serialised; materialize reads the survivors back from the coin set and
-// hashes them, with the serializations (utxo.AppendTxOutSer) of the coins
+// hashes them, with the serializations (AppendTxOutSer) of the coins
 // removed that were there before, folding both into the running MuHash on
 // all cores. The chainstate materialises before every read of the digest
 // and before every flush, so Info and the persisted state are always exact.
@@ -24,7 +23,7 @@ import (
 // windows that a materialisation closes:
 //
 //   - A window of connects only is kept by height. Every coin the set held
-//     when it opened was created at or below the tip then (window.height),
+//     when it opened was created at or below the tip then (Window.height),
 //     and every coin created since is above it, so a coin's height says
 //     whether it was added in the window: removing one records nothing at
 //     all, and additions are kept as the txids that made them. A txid's
@@ -38,12 +37,16 @@ import (
 //     removal of a pending addition deletes it (no comparison: the set held
 //     exactly that coin).
 //
-// Disconnects therefore start a window of their own (Chainstate.disconnectTo
+// Disconnects therefore start a window of their own (the chainstate
 // materialises before and after them).
+//
+// The set is read through View, and through TxCoinsView,
+// ConcurrentTxCoinsView and Warmer where it has them, so the record needs
+// no store.
 //
 // On an early-chain import most coins are created and spent within one
 // window, so most MuHash work disappears (bench/results/digests.md).
-type lazyMuHash struct {
+type LazyMuHash struct {
 	// added lists the transactions whose outputs were added in a window
 	// kept by height (a txid may repeat: materialize reads each once), in
 	// chunks of addedChunk: a list grown by doubling copied itself over
@@ -55,8 +58,8 @@ type lazyMuHash struct {
 	// window opened to their serializations, kept in kept's chunks. ins and
 	// the chunks of added hold no pointer, so the garbage collector never
 	// scans them (rem holds only the window's removals of older coins).
-	ins map[utxo.Outpoint]struct{}
-	rem map[utxo.Outpoint][]byte
+	ins map[Outpoint]struct{}
+	rem map[Outpoint][]byte
 	// extraRem holds removals whose outpoint was already pending in rem
 	// (removed, added back with other bytes and removed again).
 	extraRem [][]byte
@@ -67,7 +70,7 @@ type lazyMuHash struct {
 
 	// win is the open window as the caller (the chainstate, under its
 	// lock) sees it; each job carries a copy.
-	win window
+	win Window
 
 	// workers, when set, is the number of goroutines materialize uses
 	// (tests); otherwise one per CPU, given enough to hash.
@@ -75,18 +78,18 @@ type lazyMuHash struct {
 }
 
 // addedTx is a transaction that added coins: n is one more than the
-// highest output index it added (where a View without utxo.TxCoinsView
+// highest output index it added (where a View without TxCoinsView
 // is asked).
 type addedTx struct {
 	txid wire.Hash
 	n    uint32
 }
 
-// addedChunk is the number of entries per chunk of lazyMuHash.added.
+// addedChunk is the number of entries per chunk of LazyMuHash.added.
 const addedChunk = 4096
 
 // addTx appends a to the added list.
-func (l *lazyMuHash) addTx(a addedTx) {
+func (l *LazyMuHash) addTx(a addedTx) {
 	n := len(l.added) - 1
 	if n < 0 || len(l.added[n]) == cap(l.added[n]) {
 		l.added = append(l.added, make([]addedTx, 0, addedChunk))
@@ -98,7 +101,7 @@ func (l *lazyMuHash) addTx(a addedTx) {
 
 // addedParts yields the added list in order, in slices of at most n
 // entries.
-func (l *lazyMuHash) addedParts(n int) iter.Seq[[]addedTx] {
+func (l *LazyMuHash) addedParts(n int) iter.Seq[[]addedTx] {
 	return func(yield func([]addedTx) bool) {
 		for _, chunk := range l.added {
 			for len(chunk) > 0 {
@@ -113,36 +116,36 @@ func (l *lazyMuHash) addedParts(n int) iter.Seq[[]addedTx] {
 }
 
 // warmBatch is the number of added transactions materialize has the set
-// warm at a time (utxo.Warmer): their slots and records stay cached until
+// warm at a time (Warmer): their slots and records stay cached until
 // they are read.
 const warmBatch = 1024
 
-// window says how the changes since the last materialisation are kept:
+// Window says how the changes since the last materialisation are kept:
 // open once a change is recorded; byHeight, coins created above height were
-// added in it (see lazyMuHash).
-type window struct {
+// added in it (see LazyMuHash).
+type Window struct {
 	open, byHeight bool
 	height         uint32
 }
 
-// connectWindow is the window a block connected on a tip at height parent
+// ConnectWindow is the window a block connected on a tip at height parent
 // is recorded in: a closed window opens by height there.
-func (l *lazyMuHash) connectWindow(parent uint32) window {
+func (l *LazyMuHash) ConnectWindow(parent uint32) Window {
 	if !l.win.open {
-		l.win = window{open: true, byHeight: true, height: parent}
+		l.win = Window{open: true, byHeight: true, height: parent}
 	}
 	return l.win
 }
 
-// disconnectWindow is the window a disconnect is recorded in: a closed
+// DisconnectWindow is the window a disconnect is recorded in: a closed
 // window opens kept in maps. A window open by height must be materialised
 // first (ErrStats otherwise: its added coins could not be told apart).
-func (l *lazyMuHash) disconnectWindow() (window, error) {
+func (l *LazyMuHash) DisconnectWindow() (Window, error) {
 	switch {
 	case !l.win.open:
-		l.win = window{open: true}
+		l.win = Window{open: true}
 	case l.win.byHeight:
-		return window{}, fmt.Errorf("chainstate: muhash: %w: disconnect recorded in a window kept by height", utxo.ErrStats)
+		return Window{}, fmt.Errorf("utxo: lazy muhash: %w: disconnect recorded in a Window kept by height", ErrStats)
 	}
 	return l.win, nil
 }
@@ -150,20 +153,25 @@ func (l *lazyMuHash) disconnectWindow() (window, error) {
 // materializeAt bounds the pending entries (memory) between flushes.
 const materializeAt = 1 << 20
 
-func newLazyMuHash() *lazyMuHash {
-	return &lazyMuHash{ins: make(map[utxo.Outpoint]struct{}), rem: make(map[utxo.Outpoint][]byte)}
+// Due reports whether the record holds so many entries that the caller
+// should materialise now rather than at the next read or flush (memory).
+func (l *LazyMuHash) Due() bool { return l.pending() > materializeAt }
+
+// NewLazyMuHash returns an empty record.
+func NewLazyMuHash() *LazyMuHash {
+	return &LazyMuHash{ins: make(map[Outpoint]struct{}), rem: make(map[Outpoint][]byte)}
 }
 
 // pending is the number of entries recorded and not yet materialised.
-func (l *lazyMuHash) pending() int { return l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem) }
+func (l *LazyMuHash) pending() int { return l.nAdded + len(l.ins) + len(l.rem) + len(l.extraRem) }
 
-// recordNow records one block's changes on the caller's goroutine: the
+// RecordNow records one block's changes on the caller's goroutine: the
 // coins that left the set first, then those that entered it.
-func (l *lazyMuHash) recordNow(w window, removed, added [][]utxo.Entry) {
+func (l *LazyMuHash) RecordNow(w Window, removed, added [][]Entry) {
 	for _, list := range removed {
 		for _, e := range list {
 			if w.byHeight && e.Height > w.height {
-				continue // added in this window: not read back, nothing to hash
+				continue // added in this Window: not read back, nothing to hash
 			}
 			l.remove(e.Outpoint, e.Coin)
 		}
@@ -172,7 +180,7 @@ func (l *lazyMuHash) recordNow(w window, removed, added [][]utxo.Entry) {
 		if w.byHeight {
 			// A transaction's coins are consecutive, in index order.
 			for i := 0; i < len(list); {
-				j := utxo.TxidRunEnd(list, i)
+				j := TxidRunEnd(list, i)
 				l.addTx(addedTx{list[i].Hash, list[j-1].Index + 1})
 				i = j
 			}
@@ -189,10 +197,10 @@ func (l *lazyMuHash) recordNow(w window, removed, added [][]utxo.Entry) {
 // of the same coin (a reorg adding back what it removed); otherwise only op
 // is kept. An op already pending stays one insertion: the set holds one coin
 // per outpoint, and materialize hashes the one it holds.
-func (l *lazyMuHash) insert(op utxo.Outpoint, c utxo.Coin) {
+func (l *LazyMuHash) insert(op Outpoint, c Coin) {
 	if len(l.rem) > 0 {
 		if r, ok := l.rem[op]; ok {
-			l.scratch = utxo.AppendTxOutSer(l.scratch[:0], op, c)
+			l.scratch = AppendTxOutSer(l.scratch[:0], op, c)
 			if bytes.Equal(r, l.scratch) {
 				delete(l.rem, op)
 				return
@@ -206,7 +214,7 @@ func (l *lazyMuHash) insert(op utxo.Outpoint, c utxo.Coin) {
 // coin created before it opened). A pending insertion of op was
 // of c (changes arrive in the set's order), so the two cancel unhashed;
 // otherwise c's serialization is kept.
-func (l *lazyMuHash) remove(op utxo.Outpoint, c utxo.Coin) {
+func (l *LazyMuHash) remove(op Outpoint, c Coin) {
 	if len(l.ins) > 0 {
 		if _, ok := l.ins[op]; ok {
 			delete(l.ins, op)
@@ -229,8 +237,8 @@ type serChunks struct{ cur []byte }
 const serChunk = 1 << 20
 
 // add appends op and c's TxOutSer to the current chunk and returns it.
-func (s *serChunks) add(op utxo.Outpoint, c utxo.Coin) []byte {
-	n := utxo.TxOutSerLen(c)
+func (s *serChunks) add(op Outpoint, c Coin) []byte {
+	n := TxOutSerLen(c)
 	if cap(s.cur)-len(s.cur) < n {
 		size := 64 << 10
 		if cap(s.cur) > 0 {
@@ -239,28 +247,28 @@ func (s *serChunks) add(op utxo.Outpoint, c utxo.Coin) []byte {
 		s.cur = make([]byte, 0, max(size, n))
 	}
 	start := len(s.cur)
-	s.cur = utxo.AppendTxOutSer(s.cur, op, c)
+	s.cur = AppendTxOutSer(s.cur, op, c)
 	return s.cur[start:len(s.cur):len(s.cur)]
 }
 
 // appendTxCoins appends the unspent outputs of a's transaction in set to
 // dst: one read through txv when set has it, else one per output index
 // below a.n.
-func appendTxCoins(dst []utxo.IndexedCoin, set utxo.View, txv utxo.TxCoinsView, a addedTx) ([]utxo.IndexedCoin, error) {
+func appendTxCoins(dst []IndexedCoin, set View, txv TxCoinsView, a addedTx) ([]IndexedCoin, error) {
 	if txv != nil {
 		dst, err := txv.AppendTxCoins(dst, a.txid)
 		if err != nil {
-			return dst, fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
+			return dst, fmt.Errorf("utxo: lazy muhash: read back %s: %w", a.txid, err)
 		}
 		return dst, nil
 	}
 	for i := range a.n {
-		c, found, err := set.Coin(utxo.Outpoint{Hash: a.txid, Index: i})
+		c, found, err := set.Coin(Outpoint{Hash: a.txid, Index: i})
 		if err != nil {
-			return dst, fmt.Errorf("chainstate: muhash: read back %s:%d: %w", a.txid, i, err)
+			return dst, fmt.Errorf("utxo: lazy muhash: read back %s:%d: %w", a.txid, i, err)
 		}
 		if found {
-			dst = append(dst, utxo.IndexedCoin{Index: i, Coin: c})
+			dst = append(dst, IndexedCoin{Index: i, Coin: c})
 		}
 	}
 	return dst, nil
@@ -271,11 +279,11 @@ func appendTxCoins(dst []utxo.IndexedCoin, set utxo.View, txv utxo.TxCoinsView, 
 // outputs are the ones it added (those spent in the window are gone); one
 // listed twice (an overwrite, a txid made again after it was spent) is read
 // once.
-func (l *lazyMuHash) readBack(ins [][]byte, sers *serChunks, set utxo.View) ([][]byte, error) {
-	txv, _ := set.(utxo.TxCoinsView)
-	warmer, _ := set.(utxo.Warmer)
+func (l *LazyMuHash) readBack(ins [][]byte, sers *serChunks, set View) ([][]byte, error) {
+	txv, _ := set.(TxCoinsView)
+	warmer, _ := set.(Warmer)
 	seen := make(map[wire.Hash]struct{})
-	var coins []utxo.IndexedCoin
+	var coins []IndexedCoin
 	var batch []wire.Hash
 	for part := range l.addedParts(warmBatch) {
 		if warmer != nil {
@@ -298,7 +306,7 @@ func (l *lazyMuHash) readBack(ins [][]byte, sers *serChunks, set utxo.View) ([][
 			}
 			seen[a.txid] = struct{}{}
 			for _, c := range coins {
-				ins = append(ins, sers.add(utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
+				ins = append(ins, sers.add(Outpoint{Hash: a.txid, Index: c.Index}, c.Coin))
 			}
 		}
 	}
@@ -312,10 +320,10 @@ const foldBatch = 1024
 // takes the listed transactions whose txid's first byte is w modulo n (so
 // a txid listed twice meets one worker, which reads it once) and inserts
 // their coins into p a batch at a time, holding one batch's serializations.
-func (l *lazyMuHash) foldAdded(p *utxo.MuHash3072, cv utxo.ConcurrentTxCoinsView, w, n int) error {
+func (l *LazyMuHash) foldAdded(p *MuHash3072, cv ConcurrentTxCoinsView, w, n int) error {
 	seen := make(map[wire.Hash]struct{})
 	var (
-		coins   []utxo.IndexedCoin
+		coins   []IndexedCoin
 		scripts []byte
 		buf     []byte
 		ends    []int
@@ -341,14 +349,14 @@ func (l *lazyMuHash) foldAdded(p *utxo.MuHash3072, cv utxo.ConcurrentTxCoinsView
 			}
 			var err error
 			if coins, scripts, err = cv.AppendTxCoinsArena(coins[:0], scripts[:0], a.txid); err != nil {
-				return fmt.Errorf("chainstate: muhash: read back %s: %w", a.txid, err)
+				return fmt.Errorf("utxo: lazy muhash: read back %s: %w", a.txid, err)
 			}
 			if len(coins) == 0 {
 				continue
 			}
 			seen[a.txid] = struct{}{}
 			for _, c := range coins {
-				buf = utxo.AppendTxOutSer(buf, utxo.Outpoint{Hash: a.txid, Index: c.Index}, c.Coin)
+				buf = AppendTxOutSer(buf, Outpoint{Hash: a.txid, Index: c.Index}, c.Coin)
 				ends = append(ends, len(buf))
 			}
 			if len(ends) >= foldBatch {
@@ -360,13 +368,13 @@ func (l *lazyMuHash) foldAdded(p *utxo.MuHash3072, cv utxo.ConcurrentTxCoinsView
 	return nil
 }
 
-// materialize folds every pending change into m and empties the record.
+// Materialize folds every pending change into m and empties the record.
 // The coins added are read back from set, which must hold every one of them
 // (it has applied every recorded change); an error leaves m and the record
 // unchanged.
-func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
+func (l *LazyMuHash) Materialize(m *MuHash3072, set View) error {
 	if l.pending() == 0 {
-		l.win = window{}
+		l.win = Window{}
 		return nil
 	}
 	var sers serChunks
@@ -374,10 +382,10 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	for op := range l.ins {
 		c, found, err := set.Coin(op)
 		if err != nil {
-			return fmt.Errorf("chainstate: muhash: read back %s:%d: %w", op.Hash, op.Index, err)
+			return fmt.Errorf("utxo: lazy muhash: read back %s:%d: %w", op.Hash, op.Index, err)
 		}
 		if !found {
-			return fmt.Errorf("chainstate: muhash: %w: coin %s:%d was added and is not in the set", utxo.ErrStats, op.Hash, op.Index)
+			return fmt.Errorf("utxo: lazy muhash: %w: coin %s:%d was added and is not in the set", ErrStats, op.Hash, op.Index)
 		}
 		ins = append(ins, sers.add(op, c))
 	}
@@ -389,14 +397,14 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	if workers == 0 {
 		workers = min(runtime.NumCPU(), max(1, (l.nAdded+len(ins)+len(rem))/256))
 	}
-	cv, _ := set.(utxo.ConcurrentTxCoinsView)
+	cv, _ := set.(ConcurrentTxCoinsView)
 	if cv == nil && l.nAdded > 0 {
 		var err error
 		if ins, err = l.readBack(ins, &sers, set); err != nil {
 			return err
 		}
 	}
-	parts := make([]utxo.MuHash3072, workers)
+	parts := make([]MuHash3072, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range parts {
@@ -428,7 +436,7 @@ func (l *lazyMuHash) materialize(m *utxo.MuHash3072, set utxo.View) error {
 	clear(l.rem)
 	l.added, l.nAdded = nil, 0
 	l.extraRem = nil
-	l.win = window{}
+	l.win = Window{}
 	l.kept = serChunks{} // garbage once the map is clear
 	return nil
 }

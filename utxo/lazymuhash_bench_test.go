@@ -1,10 +1,9 @@
-package chainstate
+package utxo
 
 import (
 	"encoding/binary"
 	"testing"
 
-	"utxod/utxo"
 	"utxod/wire"
 )
 
@@ -14,21 +13,21 @@ import (
 // materialises the 100 survivors.
 func BenchmarkLazyMuHashChurn(b *testing.B) {
 	const n, spent = 1000, 900
-	ops := make([]utxo.Outpoint, n)
-	coins := make([]utxo.Coin, n)
+	ops := make([]Outpoint, n)
+	coins := make([]Coin, n)
 	for i := range ops {
 		var h wire.Hash
 		binary.LittleEndian.PutUint64(h[:], uint64(i)*0x9e3779b97f4a7c15)
-		ops[i] = utxo.Outpoint{Hash: h, Index: uint32(i % 3)}
+		ops[i] = Outpoint{Hash: h, Index: uint32(i % 3)}
 		script := append([]byte{0x76, 0xa9, 0x14}, h[:20]...)
-		coins[i] = utxo.Coin{Value: int64(i) * 1000, Height: uint32(i), Script: append(script, 0x88, 0xac)}
+		coins[i] = Coin{Value: int64(i) * 1000, Height: uint32(i), Script: append(script, 0x88, 0xac)}
 	}
 	set := coinSet{}
 	for i := spent; i < n; i++ {
 		set[ops[i]] = coins[i]
 	}
-	l := newLazyMuHash()
-	var m utxo.MuHash3072
+	l := NewLazyMuHash()
+	var m MuHash3072
 	b.ReportAllocs()
 	for b.Loop() {
 		for i := range ops {
@@ -37,7 +36,7 @@ func BenchmarkLazyMuHashChurn(b *testing.B) {
 		for i := 0; i < spent; i++ {
 			l.remove(ops[i], coins[i])
 		}
-		if err := l.materialize(&m, set); err != nil {
+		if err := l.Materialize(&m, set); err != nil {
 			b.Fatal(err)
 		}
 	}

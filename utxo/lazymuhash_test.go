@@ -1,19 +1,18 @@
-package chainstate
+package utxo
 
 import (
 	"errors"
 	"math/rand/v2"
 	"testing"
 
-	"utxod/utxo"
 	"utxod/wire"
 )
 
 // coinSet is a model coin set: what the lazy record reads added coins back
 // from.
-type coinSet map[utxo.Outpoint]utxo.Coin
+type coinSet map[Outpoint]Coin
 
-func (s coinSet) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
+func (s coinSet) Coin(op Outpoint) (Coin, bool, error) {
 	c, ok := s[op]
 	return c, ok, nil
 }
@@ -23,10 +22,10 @@ func (s coinSet) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 // insertion at an outpoint in use removes its coin first (a BIP30
 // overwrite). Coins come from a small domain, so removed coins are often
 // added back identical (a reorg) and sometimes with other bytes. As in a
-// block's utxo.Delta, an outpoint added is not touched again in the same
+// block's Delta, an outpoint added is not touched again in the same
 // call (its removals, which are recorded first, came first).
-func randomChanges(rng *rand.Rand, set coinSet, pool []utxo.Outpoint, n int) (removed, added []utxo.Entry) {
-	fresh := map[utxo.Outpoint]bool{}
+func randomChanges(rng *rand.Rand, set coinSet, pool []Outpoint, n int) (removed, added []Entry) {
+	fresh := map[Outpoint]bool{}
 	for ; n > 0; n-- {
 		op := pool[rng.IntN(len(pool))]
 		if fresh[op] {
@@ -34,17 +33,17 @@ func randomChanges(rng *rand.Rand, set coinSet, pool []utxo.Outpoint, n int) (re
 		}
 		old, in := set[op]
 		if in && rng.IntN(3) > 0 {
-			removed = append(removed, utxo.Entry{Outpoint: op, Coin: old})
+			removed = append(removed, Entry{Outpoint: op, Coin: old})
 			delete(set, op)
 			continue
 		}
-		c := utxo.Coin{Value: int64(rng.IntN(3)), Height: uint32(rng.IntN(2)), Script: []byte{0x51}}
+		c := Coin{Value: int64(rng.IntN(3)), Height: uint32(rng.IntN(2)), Script: []byte{0x51}}
 		if in {
-			removed = append(removed, utxo.Entry{Outpoint: op, Coin: old})
+			removed = append(removed, Entry{Outpoint: op, Coin: old})
 		}
 		set[op] = c
 		fresh[op] = true
-		added = append(added, utxo.Entry{Outpoint: op, Coin: c})
+		added = append(added, Entry{Outpoint: op, Coin: c})
 	}
 	return removed, added
 }
@@ -57,9 +56,9 @@ func TestLazyMuHashMatchesDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	pool := randomOutpoints(rng, 128)
 	for round := 0; round < 20; round++ {
-		lazy := newLazyMuHash()
+		lazy := NewLazyMuHash()
 		set := coinSet{}
-		var direct, got utxo.MuHash3072
+		var direct, got MuHash3072
 		for n := 0; n < 2000; n++ {
 			// One change at a time, recorded after the set applied it.
 			removed, added := randomChanges(rng, set, pool, 1)
@@ -72,12 +71,12 @@ func TestLazyMuHashMatchesDirect(t *testing.T) {
 				direct.InsertCoin(e.Outpoint, e.Coin)
 			}
 			if rng.IntN(500) == 0 {
-				if err := lazy.materialize(&got, set); err != nil {
+				if err := lazy.Materialize(&got, set); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		if err := lazy.materialize(&got, set); err != nil {
+		if err := lazy.Materialize(&got, set); err != nil {
 			t.Fatal(err)
 		}
 		checkDigest(t, round, &got, &direct, set)
@@ -86,12 +85,12 @@ func TestLazyMuHashMatchesDirect(t *testing.T) {
 
 // checkDigest requires the lazy record's digest to equal the changes applied
 // directly and the final set's own digest.
-func checkDigest(t *testing.T, round int, got, direct *utxo.MuHash3072, set coinSet) {
+func checkDigest(t *testing.T, round int, got, direct *MuHash3072, set coinSet) {
 	t.Helper()
 	if got.Finalize() != direct.Finalize() {
 		t.Fatalf("round %d: lazy %x, direct %x", round, got.Finalize(), direct.Finalize())
 	}
-	var whole utxo.MuHash3072
+	var whole MuHash3072
 	for op, c := range set {
 		whole.InsertCoin(op, c)
 	}
@@ -104,27 +103,27 @@ func checkDigest(t *testing.T, round int, got, direct *utxo.MuHash3072, set coin
 // that lost it) fails the materialisation and leaves digest and record as
 // they were, so a later read fails too instead of reporting a wrong digest.
 func TestLazyMuHashMissingCoin(t *testing.T) {
-	lazy := newLazyMuHash()
+	lazy := NewLazyMuHash()
 	ops := randomOutpoints(rand.New(rand.NewPCG(4, 4)), 2)
-	c := utxo.Coin{Value: 5, Script: []byte{0x51}}
+	c := Coin{Value: 5, Script: []byte{0x51}}
 	lazy.insert(ops[0], c)
 	lazy.insert(ops[1], c)
-	var m utxo.MuHash3072
+	var m MuHash3072
 	before := m.Finalize()
 	set := coinSet{ops[0]: c}
 	for range 2 {
-		if err := lazy.materialize(&m, set); !errors.Is(err, utxo.ErrStats) {
-			t.Fatalf("materialize without the coin: %v, want utxo.ErrStats", err)
+		if err := lazy.Materialize(&m, set); !errors.Is(err, ErrStats) {
+			t.Fatalf("materialize without the coin: %v, want ErrStats", err)
 		}
 		if m.Finalize() != before || lazy.pending() != 2 {
 			t.Fatalf("a failed materialisation changed the digest or the record (pending %d)", lazy.pending())
 		}
 	}
 	set[ops[1]] = c
-	if err := lazy.materialize(&m, set); err != nil {
+	if err := lazy.Materialize(&m, set); err != nil {
 		t.Fatal(err)
 	}
-	var direct utxo.MuHash3072
+	var direct MuHash3072
 	direct.InsertCoin(ops[0], c)
 	direct.InsertCoin(ops[1], c)
 	if m.Finalize() != direct.Finalize() {
@@ -133,7 +132,7 @@ func TestLazyMuHashMissingCoin(t *testing.T) {
 }
 
 // chainBlock is one block's delta in TestLazyMuHashWindowsMatchDirect.
-type chainBlock struct{ spent, overwritten, created []utxo.Entry }
+type chainBlock struct{ spent, overwritten, created []Entry }
 
 // txOutputs is the number of outputs of the model transaction txid (1–3).
 func txOutputs(txid wire.Hash) uint32 { return 1 + uint32(txid[0])%3 }
@@ -142,16 +141,16 @@ func txOutputs(txid wire.Hash) uint32 { return 1 + uint32(txid[0])%3 }
 // transactions of pool — new ones, ones made again once every earlier
 // output is spent, and now and then over unspent outputs (a BIP30
 // exception, which overwrites them) — and applies it to set. Like a
-// utxo.Delta, spent and overwritten coins were in the set before the block,
+// Delta, spent and overwritten coins were in the set before the block,
 // a transaction is made at most once per block, and its outputs are
 // consecutive and in index order.
 func randomBlock(rng *rand.Rand, set coinSet, pool []wire.Hash, height uint32) chainBlock {
 	var b chainBlock
 	for n := rng.IntN(30); n > 0; n-- {
 		txid := pool[rng.IntN(len(pool))]
-		op := utxo.Outpoint{Hash: txid, Index: uint32(rng.IntN(int(txOutputs(txid))))}
+		op := Outpoint{Hash: txid, Index: uint32(rng.IntN(int(txOutputs(txid))))}
 		if c, ok := set[op]; ok {
-			b.spent = append(b.spent, utxo.Entry{Outpoint: op, Coin: c})
+			b.spent = append(b.spent, Entry{Outpoint: op, Coin: c})
 			delete(set, op)
 		}
 	}
@@ -161,11 +160,11 @@ func randomBlock(rng *rand.Rand, set coinSet, pool []wire.Hash, height uint32) c
 		if made[txid] {
 			continue
 		}
-		var live []utxo.Entry
+		var live []Entry
 		for i := range txOutputs(txid) {
-			op := utxo.Outpoint{Hash: txid, Index: i}
+			op := Outpoint{Hash: txid, Index: i}
 			if c, ok := set[op]; ok {
-				live = append(live, utxo.Entry{Outpoint: op, Coin: c})
+				live = append(live, Entry{Outpoint: op, Coin: c})
 			}
 		}
 		if len(live) > 0 && rng.IntN(8) > 0 {
@@ -174,38 +173,38 @@ func randomBlock(rng *rand.Rand, set coinSet, pool []wire.Hash, height uint32) c
 		made[txid] = true
 		b.overwritten = append(b.overwritten, live...)
 		for i := range txOutputs(txid) {
-			op := utxo.Outpoint{Hash: txid, Index: i}
-			c := utxo.Coin{Value: int64(rng.IntN(1000)), Height: height, Coinbase: rng.IntN(5) == 0, Script: []byte{0x51, byte(rng.IntN(4))}}
+			op := Outpoint{Hash: txid, Index: i}
+			c := Coin{Value: int64(rng.IntN(1000)), Height: height, Coinbase: rng.IntN(5) == 0, Script: []byte{0x51, byte(rng.IntN(4))}}
 			set[op] = c
-			b.created = append(b.created, utxo.Entry{Outpoint: op, Coin: c})
+			b.created = append(b.created, Entry{Outpoint: op, Coin: c})
 		}
 	}
 	return b
 }
 
-// txCoinSet is a coinSet that also answers utxo.TxCoinsView.
+// txCoinSet is a coinSet that also answers TxCoinsView.
 type txCoinSet struct{ coinSet }
 
-func (s txCoinSet) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
+func (s txCoinSet) AppendTxCoins(dst []IndexedCoin, txid wire.Hash) ([]IndexedCoin, error) {
 	for i := range txOutputs(txid) {
-		if c, ok := s.coinSet[utxo.Outpoint{Hash: txid, Index: i}]; ok {
-			dst = append(dst, utxo.IndexedCoin{Index: i, Coin: c})
+		if c, ok := s.coinSet[Outpoint{Hash: txid, Index: i}]; ok {
+			dst = append(dst, IndexedCoin{Index: i, Coin: c})
 		}
 	}
 	return dst, nil
 }
 
 // concurrentTxCoinSet is a txCoinSet that also answers
-// utxo.ConcurrentTxCoinsView (a map read by several goroutines at once).
+// ConcurrentTxCoinsView (a map read by several goroutines at once).
 type concurrentTxCoinSet struct{ txCoinSet }
 
-func (s concurrentTxCoinSet) AppendTxCoinsArena(dst []utxo.IndexedCoin, arena []byte, txid wire.Hash) ([]utxo.IndexedCoin, []byte, error) {
+func (s concurrentTxCoinSet) AppendTxCoinsArena(dst []IndexedCoin, arena []byte, txid wire.Hash) ([]IndexedCoin, []byte, error) {
 	for i := range txOutputs(txid) {
-		if c, ok := s.coinSet[utxo.Outpoint{Hash: txid, Index: i}]; ok {
+		if c, ok := s.coinSet[Outpoint{Hash: txid, Index: i}]; ok {
 			start := len(arena)
 			arena = append(arena, c.Script...)
 			c.Script = arena[start:len(arena):len(arena)]
-			dst = append(dst, utxo.IndexedCoin{Index: i, Coin: c})
+			dst = append(dst, IndexedCoin{Index: i, Coin: c})
 		}
 	}
 	return dst, arena, nil
@@ -225,12 +224,12 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 		pool = append(pool, op.Hash)
 	}
 	for round := 0; round < 12; round++ {
-		lazy := newLazyMuHash()
+		lazy := NewLazyMuHash()
 		set := coinSet{}
 		// A third of the rounds read transactions back through
-		// utxo.TxCoinsView, a third through utxo.ConcurrentTxCoinsView on
+		// TxCoinsView, a third through ConcurrentTxCoinsView on
 		// three goroutines.
-		var view utxo.View = set
+		var view View = set
 		switch round % 3 {
 		case 1:
 			view = txCoinSet{set}
@@ -238,11 +237,11 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 			view = concurrentTxCoinSet{txCoinSet{set}}
 			lazy.workers = 3
 		}
-		var direct, got utxo.MuHash3072
+		var direct, got MuHash3072
 		var chain []chainBlock
-		record := lazy.recordNow
+		record := lazy.RecordNow
 		materialize := func() {
-			if err := lazy.materialize(&got, view); err != nil {
+			if err := lazy.Materialize(&got, view); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -254,7 +253,7 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 					chain = chain[:len(chain)-1]
 					// A coin a later block overwrote is gone (Core's
 					// DisconnectBlock calls that unclean and goes on).
-					var created []utxo.Entry
+					var created []Entry
 					for _, e := range b.created {
 						if c, ok := set[e.Outpoint]; ok && c.Height == e.Height && c.Value == e.Value {
 							created = append(created, e)
@@ -266,11 +265,11 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 						set[e.Outpoint] = e.Coin
 						direct.InsertCoin(e.Outpoint, e.Coin)
 					}
-					w, err := lazy.disconnectWindow()
+					w, err := lazy.DisconnectWindow()
 					if err != nil {
 						t.Fatal(err)
 					}
-					record(w, [][]utxo.Entry{created}, [][]utxo.Entry{b.spent})
+					record(w, [][]Entry{created}, [][]Entry{b.spent})
 				}
 				materialize()
 			}
@@ -286,7 +285,7 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 			for _, e := range b.created {
 				direct.InsertCoin(e.Outpoint, e.Coin)
 			}
-			record(lazy.connectWindow(parent), [][]utxo.Entry{b.spent, b.overwritten}, [][]utxo.Entry{b.created})
+			record(lazy.ConnectWindow(parent), [][]Entry{b.spent, b.overwritten}, [][]Entry{b.created})
 			if rng.IntN(40) == 0 {
 				materialize()
 			}
@@ -300,23 +299,23 @@ func TestLazyMuHashWindowsMatchDirect(t *testing.T) {
 // window kept by height (its coins of any height would be mistaken for
 // ones that were there before).
 func TestLazyMuHashDisconnectNeedsOwnWindow(t *testing.T) {
-	lazy := newLazyMuHash()
-	lazy.connectWindow(5)
-	if _, err := lazy.disconnectWindow(); !errors.Is(err, utxo.ErrStats) {
-		t.Fatalf("disconnect in a window by height: %v, want utxo.ErrStats", err)
+	lazy := NewLazyMuHash()
+	lazy.ConnectWindow(5)
+	if _, err := lazy.DisconnectWindow(); !errors.Is(err, ErrStats) {
+		t.Fatalf("disconnect in a Window by height: %v, want ErrStats", err)
 	}
-	var m utxo.MuHash3072
-	if err := lazy.materialize(&m, coinSet{}); err != nil {
+	var m MuHash3072
+	if err := lazy.Materialize(&m, coinSet{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lazy.disconnectWindow(); err != nil {
+	if _, err := lazy.DisconnectWindow(); err != nil {
 		t.Fatalf("disconnect after the materialisation: %v", err)
 	}
 }
 
 // randomOutpoints returns n outpoints with random txids and indexes 0–2.
-func randomOutpoints(rng *rand.Rand, n int) []utxo.Outpoint {
-	pool := make([]utxo.Outpoint, n)
+func randomOutpoints(rng *rand.Rand, n int) []Outpoint {
+	pool := make([]Outpoint, n)
 	for i := range pool {
 		for j := range pool[i].Hash {
 			pool[i].Hash[j] = byte(rng.Uint32())
@@ -330,18 +329,18 @@ func randomOutpoints(rng *rand.Rand, n int) []utxo.Outpoint {
 // bound that triggers a materialisation between flushes (without it the
 // record grows until the next flush).
 func TestLazyMuHashBoundCountsRecordNow(t *testing.T) {
-	lazy := newLazyMuHash()
+	lazy := NewLazyMuHash()
 	ops := randomOutpoints(rand.New(rand.NewPCG(1, 2)), 3)
-	var added []utxo.Entry
+	var added []Entry
 	for _, op := range ops {
-		added = append(added, utxo.Entry{Outpoint: op, Coin: utxo.Coin{Value: 1, Height: 1, Script: []byte{0x51}}})
+		added = append(added, Entry{Outpoint: op, Coin: Coin{Value: 1, Height: 1, Script: []byte{0x51}}})
 	}
-	lazy.recordNow(lazy.connectWindow(0), nil, [][]utxo.Entry{added})
+	lazy.RecordNow(lazy.ConnectWindow(0), nil, [][]Entry{added})
 	if lazy.pending() != 3 {
 		t.Fatalf("pending %d after recording 3 coins", lazy.pending())
 	}
-	var m utxo.MuHash3072
-	if err := lazy.materialize(&m, coinSet{ops[0]: added[0].Coin, ops[1]: added[1].Coin, ops[2]: added[2].Coin}); err != nil {
+	var m MuHash3072
+	if err := lazy.Materialize(&m, coinSet{ops[0]: added[0].Coin, ops[1]: added[1].Coin, ops[2]: added[2].Coin}); err != nil {
 		t.Fatal(err)
 	}
 	if lazy.pending() != 0 {
