@@ -39,13 +39,16 @@ type era struct {
 // The shape of mainnet's UTXO set in 2024–25, by era: heights skewed to
 // recent (55 % of txids in the last 17 % of the chain, 30 % in the middle
 // band, 15 % before 45 % of the base height); P2TR the largest type since
-// 2024 and mostly dust, then P2WPKH, P2PKH, P2SH.
+// 2024 and mostly dust, then P2WPKH, P2PKH, P2SH; values log-normal with a
+// median of about 4 M sat (old), 200 k (middle) and 11 k (recent), sigma 3.2
+// bits, plus the dust spikes below: about half of the coins hold less than
+// 1,000 sat.
 var eras = [...]era{
-	{name: "old", share: 150_000, lo: 0, hi: 450, coinbase: 60_000, mu: 21 * 256, sigma: 922,
+	{name: "old", share: 150_000, lo: 0, hi: 450, coinbase: 5_000, mu: 22 * 256, sigma: 819,
 		weights: [numTypes]uint64{P2PKH: 7000, P2SH: 1500, Multisig: 800, P2PKUncompressed: 300, P2PKCompressed: 200, NonStandard: 200}},
-	{name: "middle", share: 300_000, lo: 450, hi: 830, coinbase: 10_000, mu: 4532, sigma: 922,
+	{name: "middle", share: 300_000, lo: 450, hi: 830, coinbase: 2_000, mu: 4532, sigma: 819,
 		weights: [numTypes]uint64{P2PKH: 3800, P2SH: 2200, P2WPKH: 3000, P2WSH: 500, Multisig: 300, P2PKCompressed: 50, NonStandard: 150}},
-	{name: "recent", share: 550_000, lo: 830, hi: 1000, coinbase: 2_000, mu: 3808, sigma: 922,
+	{name: "recent", share: 550_000, lo: 830, hi: 1000, coinbase: 500, mu: 3456, sigma: 819,
 		weights: [numTypes]uint64{P2TR: 6000, P2WPKH: 2800, P2PKH: 600, P2SH: 350, P2WSH: 150, Multisig: 60, P2PKCompressed: 10, NonStandard: 30}},
 }
 
@@ -78,25 +81,25 @@ var overallWeights = func() (w [numTypes]uint64) {
 type spike struct{ value, per10k uint64 }
 
 var spikes = [numTypes][]spike{
-	P2TR:        {{330, 4500}, {546, 800}, {10_000, 400}, {600, 200}},
-	P2WPKH:      {{294, 400}, {546, 400}, {1_000, 200}, {100_000, 100}},
-	P2PKH:       {{546, 600}, {5_460, 200}, {100_000, 100}},
-	P2SH:        {{540, 300}, {546, 300}, {1_000, 100}},
-	P2WSH:       {{330, 2000}, {546, 300}},
+	P2TR:        {{330, 7000}, {546, 1000}, {600, 300}, {10_000, 300}},
+	P2WPKH:      {{294, 2000}, {546, 600}, {330, 300}, {1_000, 200}, {100_000, 100}},
+	P2PKH:       {{546, 2000}, {5_460, 300}, {100_000, 100}},
+	P2SH:        {{540, 500}, {546, 1000}, {1_000, 100}},
+	P2WSH:       {{330, 2500}, {546, 300}},
 	Multisig:    {{7_800, 5000}, {546, 2000}, {1_000, 500}},
 	NonStandard: {{0, 500}, {1, 500}, {546, 1000}},
 }
 
 // Coins per txid: mostly one or two, then a long tail (the mean is about
-// 1.9, mainnet's is 1.5–1.7).
+// 1.75; mainnet's is 1.5–1.7).
 var groupSizes = [...]struct {
 	cum    uint64 // cumulative per million
 	lo, hi uint64
 }{
-	{720_000, 1, 1},
-	{910_000, 2, 2},
-	{995_900, 3, 10},
-	{999_900, 11, 200},
+	{780_000, 1, 1},
+	{930_000, 2, 2},
+	{997_500, 3, 10},
+	{999_930, 11, 200},
 	{1_000_000, 201, 5_000},
 }
 
