@@ -15,6 +15,16 @@
 // implementation. Only wire (header hashing) and params (genesis, message
 // starts) come from the product.
 //
+// The shape (shape.go): script types by era (P2TR first and mostly 330-sat
+// dust, then P2WPKH, P2PKH, P2SH, P2WSH, bare multisig, P2PK with
+// compressed and uncompressed keys, OP_RETURN-free non-standard scripts
+// including raw ones of 122 bytes and more), log-normal values with the
+// dust spikes (294, 330, 540, 546, 7,800 sat …), heights skewed to recent,
+// mostly one or two coins per txid with a long tail and one txid of 16,600
+// coins among vouts 0–19,999 (vouts past 16,512 change the cursor's order),
+// and whale scripts of 1 M, 100 k and 10 k coins at mainnet size, scaled
+// with the set.
+//
 // Memory stays bounded whatever the number of coins: txids are drawn in
 // ascending order (no sort), and only the txid group being written is held.
 package mainnetgen

@@ -7,8 +7,9 @@ import (
 )
 
 // rng draws everything the generator decides. It uses only PCG's Uint64
-// (a specified algorithm) and integer arithmetic, so that a seed gives the
-// same bytes on every platform and Go release.
+// (a specified algorithm) and integer arithmetic (the one floating-point
+// use is exp2Table, 256 constants rounded to 32 fractional bits), so that a
+// seed gives the same bytes on every platform and Go release.
 type rng struct{ p *rand.PCG }
 
 func newRNG(seed, stream uint64) *rng { return &rng{rand.NewPCG(seed, stream^0x6d61696e6e657467)} }
