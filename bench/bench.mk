@@ -139,3 +139,15 @@ bench-follow: deps-build
 		--network $(FOLLOWBENCH_NETWORK) --backend $(FOLLOWBENCH_BACKEND) --rounds $(FOLLOWBENCH_ROUNDS) \
 		--workdir $(FOLLOWBENCH_OUT) --json $(FOLLOWBENCH_OUT)/follow.json $(FOLLOWBENCH_FLAGS)
 .PHONY: bench gate
+
+# A mainnet-shaped UTXO set as a Core snapshot (testkit/mainnetgen): writes
+# $(OUT)/utxo.dat, $(OUT)/headers.dat (regtest header chain to the base) and
+# $(OUT)/expect.json (digests computed by the generator). N=185000000 is
+# mainnet's peak: ≈ 9 GB of snapshot, a few hundred MiB of memory.
+.PHONY: gen-mainnet
+N    ?= 185000000
+OUT  ?= /work/tmp-scale
+SEED ?= 1
+gen-mainnet:
+	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
+	$(BIN)/mainnetgen --coins $(N) --seed $(SEED) --network regtest --out $(OUT)
