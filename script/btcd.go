@@ -97,14 +97,14 @@ func (e *BtcdEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (TxVerifier, er
 // VerifyInput implements TxVerifier.
 func (p *btcdTx) VerifyInput(i int, flags Flags) (err error) {
 	if i < 0 || i >= len(p.msg.TxIn) {
-		return newError("UNKNOWN_ERROR", i, ErrInputIndex)
+		return newError(ErrUnknown, i, ErrInputIndex)
 	}
 	if !flags.Valid() {
-		return newError("UNKNOWN_ERROR", i, ErrBadFlags)
+		return newError(ErrUnknown, i, ErrBadFlags)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = newError("UNKNOWN_ERROR", i, fmt.Errorf("%w: %v", ErrEnginePanic, r))
+			err = newError(ErrUnknown, i, fmt.Errorf("%w: %v", ErrEnginePanic, r))
 		}
 	}()
 	prev := &p.prevouts[i]
@@ -120,7 +120,7 @@ func (p *btcdTx) VerifyInput(i int, flags Flags) (err error) {
 		err = p.run(i, bf&^txscript.ScriptDiscourageUpgradableNops)
 	}
 	if err != nil {
-		return newError(btcdErrorName(err, isTaprootSpend(prev.Script, flags)), i, err)
+		return newError(btcdErrorCode(err, isTaprootSpend(prev.Script, flags)), i, err)
 	}
 	return nil
 }
@@ -192,12 +192,12 @@ func btcdFlags(f Flags) txscript.ScriptFlags {
 	return out
 }
 
-// btcdErrorName maps a btcd error to Core's ScriptError name. btcd reports
+// btcdErrorCode maps a btcd error to Core's ScriptError code. btcd reports
 // some conditions with generic codes or plain errors; taproot tells the
 // mapping that the input is a BIP341 spend, where Core uses the SCHNORR_* and
 // TAPSCRIPT_* codes. The mapping decides only the reported text, never
 // whether the input passes.
-func btcdErrorName(err error, taproot bool) string {
+func btcdErrorCode(err error, taproot bool) ErrorCode {
 	var te txscript.Error
 	if !errors.As(err, &te) {
 		// Outside txscript.Error, a BIP341 spend fails only in btcec's
@@ -205,132 +205,132 @@ func btcdErrorName(err error, taproot bool) string {
 		// bad taproot sighash type inside its verifier and reports
 		// ErrTaprootSigInvalid (TestTaprootBadHashTypeNames).
 		if taproot {
-			return "SCHNORR_SIG"
+			return ErrSchnorrSig
 		}
-		return "UNKNOWN_ERROR"
+		return ErrUnknown
 	}
 	switch te.ErrorCode {
 	case txscript.ErrEarlyReturn:
-		return "OP_RETURN"
+		return ErrOpReturn
 	case txscript.ErrEmptyStack, txscript.ErrEvalFalse:
-		return "EVAL_FALSE"
+		return ErrEvalFalse
 	case txscript.ErrScriptTooBig:
-		return "SCRIPT_SIZE"
+		return ErrScriptSize
 	case txscript.ErrElementTooBig:
-		return "PUSH_SIZE"
+		return ErrPushSize
 	case txscript.ErrTooManyOperations:
-		return "OP_COUNT"
+		return ErrOpCount
 	case txscript.ErrStackOverflow:
-		return "STACK_SIZE"
+		return ErrStackSize
 	case txscript.ErrInvalidPubKeyCount:
-		return "PUBKEY_COUNT"
+		return ErrPubKeyCount
 	case txscript.ErrInvalidSignatureCount:
-		return "SIG_COUNT"
+		return ErrSigCount
 	case txscript.ErrVerify:
-		return "VERIFY"
+		return ErrVerify
 	case txscript.ErrEqualVerify:
-		return "EQUALVERIFY"
+		return ErrEqualVerify
 	case txscript.ErrNumEqualVerify:
-		return "NUMEQUALVERIFY"
+		return ErrNumEqualVerify
 	case txscript.ErrCheckSigVerify:
-		return "CHECKSIGVERIFY"
+		return ErrCheckSigVerify
 	case txscript.ErrCheckMultiSigVerify:
-		return "CHECKMULTISIGVERIFY"
+		return ErrCheckMultisigVerify
 	case txscript.ErrDisabledOpcode:
-		return "DISABLED_OPCODE"
+		return ErrDisabledOpcode
 	case txscript.ErrReservedOpcode, txscript.ErrMalformedPush:
-		return "BAD_OPCODE"
+		return ErrBadOpcode
 	case txscript.ErrInvalidStackOperation:
 		// btcd does not tell the altstack apart from the main stack.
-		return "INVALID_STACK_OPERATION"
+		return ErrInvalidStackOperation
 	case txscript.ErrUnbalancedConditional:
-		return "UNBALANCED_CONDITIONAL"
+		return ErrUnbalancedConditional
 	case txscript.ErrMinimalData:
 		// btcd reports a non-minimal script number (Core: CScriptNum
 		// throws scriptnum_error) with the minimal-push code.
 		if strings.HasPrefix(te.Description, "numeric value") {
-			return "SCRIPTNUM"
+			return ErrScriptNum
 		}
-		return "MINIMALDATA"
+		return ErrMinimalData
 	case txscript.ErrNumberTooBig:
-		return "SCRIPTNUM"
+		return ErrScriptNum
 	case txscript.ErrInvalidSigHashType:
 		if taproot {
-			return "SCHNORR_SIG_HASHTYPE"
+			return ErrSchnorrSigHashType
 		}
-		return "SIG_HASHTYPE"
+		return ErrSigHashType
 	case txscript.ErrSigTooShort, txscript.ErrSigTooLong, txscript.ErrSigInvalidSeqID,
 		txscript.ErrSigInvalidDataLen, txscript.ErrSigMissingSTypeID, txscript.ErrSigMissingSLen,
 		txscript.ErrSigInvalidSLen, txscript.ErrSigInvalidRIntID, txscript.ErrSigZeroRLen,
 		txscript.ErrSigNegativeR, txscript.ErrSigTooMuchRPadding, txscript.ErrSigInvalidSIntID,
 		txscript.ErrSigZeroSLen, txscript.ErrSigNegativeS, txscript.ErrSigTooMuchSPadding:
-		return "SIG_DER"
+		return ErrSigDER
 	case txscript.ErrSigHighS:
-		return "SIG_HIGH_S"
+		return ErrSigHighS
 	case txscript.ErrNotPushOnly:
-		return "SIG_PUSHONLY"
+		return ErrSigPushOnly
 	case txscript.ErrSigNullDummy:
-		return "SIG_NULLDUMMY"
+		return ErrSigNullDummy
 	case txscript.ErrPubKeyType:
-		return "PUBKEYTYPE"
+		return ErrPubKeyType
 	case txscript.ErrCleanStack:
-		return "CLEANSTACK"
+		return ErrCleanStack
 	case txscript.ErrNullFail:
-		return "NULLFAIL"
+		return ErrNullFail
 	case txscript.ErrWitnessMalleated:
-		return "WITNESS_MALLEATED"
+		return ErrWitnessMalleated
 	case txscript.ErrWitnessMalleatedP2SH:
-		return "WITNESS_MALLEATED_P2SH"
+		return ErrWitnessMalleatedP2SH
 	case txscript.ErrDiscourageUpgradableNOPs:
-		return "DISCOURAGE_UPGRADABLE_NOPS"
+		return ErrDiscourageUpgradableNops
 	case txscript.ErrNegativeLockTime:
-		return "NEGATIVE_LOCKTIME"
+		return ErrNegativeLocktime
 	case txscript.ErrUnsatisfiedLockTime:
-		return "UNSATISFIED_LOCKTIME"
+		return ErrUnsatisfiedLocktime
 	case txscript.ErrMinimalIf:
 		if taproot {
-			return "TAPSCRIPT_MINIMALIF"
+			return ErrTapscriptMinimalIf
 		}
-		return "MINIMALIF"
+		return ErrMinimalIf
 	case txscript.ErrDiscourageUpgradableWitnessProgram:
-		return "DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM"
+		return ErrDiscourageUpgradableWitnessProgram
 	case txscript.ErrWitnessProgramEmpty:
-		return "WITNESS_PROGRAM_WITNESS_EMPTY"
+		return ErrWitnessProgramWitnessEmpty
 	case txscript.ErrWitnessProgramMismatch, txscript.ErrTaprootMerkleProofInvalid,
 		txscript.ErrTaprootOutputKeyParityMismatch:
-		return "WITNESS_PROGRAM_MISMATCH"
+		return ErrWitnessProgramMismatch
 	case txscript.ErrWitnessProgramWrongLength:
-		return "WITNESS_PROGRAM_WRONG_LENGTH"
+		return ErrWitnessProgramWrongLength
 	case txscript.ErrWitnessUnexpected:
-		return "WITNESS_UNEXPECTED"
+		return ErrWitnessUnexpected
 	case txscript.ErrWitnessPubKeyType:
-		return "WITNESS_PUBKEYTYPE"
+		return ErrWitnessPubKeyType
 	case txscript.ErrDiscourageOpSuccess:
-		return "DISCOURAGE_OP_SUCCESS"
+		return ErrDiscourageOpSuccess
 	case txscript.ErrDiscourageUpgradeableTaprootVersion:
-		return "DISCOURAGE_UPGRADABLE_TAPROOT_VERSION"
+		return ErrDiscourageUpgradableTaprootVersion
 	case txscript.ErrTapscriptCheckMultisig:
-		return "TAPSCRIPT_CHECKMULTISIG"
+		return ErrTapscriptCheckMultisig
 	case txscript.ErrDiscourageUpgradeablePubKeyType:
-		return "DISCOURAGE_UPGRADABLE_PUBKEYTYPE"
+		return ErrDiscourageUpgradablePubKeyType
 	case txscript.ErrTaprootSigInvalid:
-		return "SCHNORR_SIG"
+		return ErrSchnorrSig
 	case txscript.ErrControlBlockTooSmall, txscript.ErrControlBlockTooLarge,
 		txscript.ErrControlBlockInvalidLength:
-		return "TAPROOT_WRONG_CONTROL_SIZE"
+		return ErrTaprootWrongControlSize
 	case txscript.ErrInvalidTaprootSigLen:
-		return "SCHNORR_SIG_SIZE"
+		return ErrSchnorrSigSize
 	case txscript.ErrTaprootPubkeyIsEmpty:
-		return "TAPSCRIPT_EMPTY_PUBKEY"
+		return ErrTapscriptEmptyPubKey
 	case txscript.ErrTaprootMaxSigOps:
-		return "TAPSCRIPT_VALIDATION_WEIGHT"
+		return ErrTapscriptValidationWeight
 	case txscript.ErrNonConstScriptCode:
-		return "SIG_FINDANDDELETE"
+		return ErrSigFindAndDelete
 	case txscript.ErrCodeSeparator:
-		return "OP_CODESEPARATOR"
+		return ErrOpCodeSeparator
 	}
 	// Internal or API-usage codes.
-	return "UNKNOWN_ERROR"
+	return ErrUnknown
 }
 
 // prevoutFetcher implements txscript.PrevOutputFetcher over the prevouts

@@ -4,7 +4,9 @@
 // Engine.Prepare does the per-transaction work once; the returned
 // TxVerifier's VerifyInput runs Core's VerifyScript for one input under a
 // set of Flags (Core's SCRIPT_VERIFY_* bits) and returns an *Error carrying
-// Core's ScriptErrorString text. RejectReason turns such an error into the
+// an ErrorCode, Core's ScriptError_t, whose one table gives each code its
+// script_tests.json name and ScriptErrorString text; match codes with
+// errors.Is(err, ErrNullFail). RejectReason turns such an error into the
 // reject reason Core's ConnectBlock reports. NewBtcdEngine is the reference
 // engine on btcd's txscript/v2.
 //
