@@ -339,23 +339,14 @@ func (s *Server) handleScripthashUTXOs(w http.ResponseWriter, r *http.Request) {
 // UTXOSummary is what the UTXO set knows of a script: the count and sum of
 // its unspent outputs (no history: funded and spent totals are not kept).
 type UTXOSummary struct {
-	Address    string  `json:"address,omitempty" example:"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"`
-	Scripthash string  `json:"scripthash" example:"6191c3b590bfcfa0475e877c302da1e323497acf3b42c08d8fa28e364edf018b"`
-	Height     uint32  `json:"height" example:"14131"`
-	BestBlock  string  `json:"bestblock" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
-	UTXOCount  uint64  `json:"utxo_count" example:"2"`
-	UTXOSum    int64   `json:"utxo_sum" example:"10000000000"`
-	Amount     float64 `json:"amount" example:"100.00000000"`
-}
-
-type utxoSummaryJSON struct {
-	Address    string      `json:"address,omitempty"`
-	Scripthash string      `json:"scripthash"`
-	Height     uint32      `json:"height"`
-	BestBlock  string      `json:"bestblock"`
-	UTXOCount  uint64      `json:"utxo_count"`
-	UTXOSum    int64       `json:"utxo_sum"`
-	Amount     utxo.Amount `json:"amount"`
+	Address    string `json:"address,omitempty" example:"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"`
+	Scripthash string `json:"scripthash" example:"6191c3b590bfcfa0475e877c302da1e323497acf3b42c08d8fa28e364edf018b"`
+	Height     uint32 `json:"height" example:"14131"`
+	BestBlock  string `json:"bestblock" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+	UTXOCount  uint64 `json:"utxo_count" example:"2"`
+	UTXOSum    int64  `json:"utxo_sum" example:"10000000000"`
+	// Amount is utxo_sum in BTC with eight decimals.
+	Amount utxo.Amount `json:"amount" swaggertype:"number" example:"100.00000000"`
 }
 
 func (s *Server) utxoSummary(w http.ResponseWriter, r *http.Request, t target) {
@@ -365,7 +356,7 @@ func (s *Server) utxoSummary(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	a := p.answers[0]
-	writeJSON(w, http.StatusOK, utxoSummaryJSON{Address: t.address, Scripthash: t.hash.String(), Height: p.tip.Height,
+	writeJSON(w, http.StatusOK, UTXOSummary{Address: t.address, Scripthash: t.hash.String(), Height: p.tip.Height,
 		BestBlock: p.tip.Hash.String(), UTXOCount: a.Count, UTXOSum: a.Sum, Amount: utxo.Amount(a.Sum)})
 }
 

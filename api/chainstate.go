@@ -14,27 +14,29 @@ import (
 	"utxod/wire"
 )
 
-// ChainstateInfo documents the answer of GET /v1/chainstate: Bitcoin Core's
-// gettxoutsetinfo object (the handler encodes utxo.ChainstateInfo, whose
-// JSON this mirrors).
+// ChainstateInfo is the answer of GET /v1/chainstate: Bitcoin Core's
+// gettxoutsetinfo object. It is utxo.ChainstateInfo field for field (the
+// handler converts one to the other, so the compiler keeps them equal) with
+// the API's documentation.
 type ChainstateInfo struct {
-	Height          uint32  `json:"height" example:"2016"`
-	BestBlock       string  `json:"bestblock" example:"00000000a141216a896c54f211301c436e557a8d55900637bbdce14c6c7bddef"`
-	TxOuts          uint64  `json:"txouts" example:"1946"`
-	BogoSize        uint64  `json:"bogosize" example:"227472"`
-	HashSerialized3 string  `json:"hash_serialized_3,omitempty" example:"743b5d0274f6b2158d438045d2b22bcf147405f497e68b5c485402587949af32"`
-	MuHash          string  `json:"muhash,omitempty" example:"631a447308c064e30e2699059ebc40f571fa1fab44c93d7e303ef04fc0632bcc"`
-	Transactions    uint64  `json:"transactions" example:"1945"`
-	TotalAmount     float64 `json:"total_amount" example:"100800.00000000"`
-	TotalAmountSat  int64   `json:"total_amount_sat" example:"10080000000000"`
+	Height          uint32     `json:"height" example:"2016"`
+	BestBlock       wire.Hash  `json:"bestblock" swaggertype:"string" example:"00000000a141216a896c54f211301c436e557a8d55900637bbdce14c6c7bddef"`
+	TxOuts          uint64     `json:"txouts" example:"1946"`
+	BogoSize        uint64     `json:"bogosize" example:"227472"`
+	HashSerialized3 *wire.Hash `json:"hash_serialized_3,omitempty" swaggertype:"string" example:"743b5d0274f6b2158d438045d2b22bcf147405f497e68b5c485402587949af32"`
+	MuHash          *wire.Hash `json:"muhash,omitempty" swaggertype:"string" example:"631a447308c064e30e2699059ebc40f571fa1fab44c93d7e303ef04fc0632bcc"`
+	Transactions    uint64     `json:"transactions" example:"1945"`
+	// TotalAmount is in BTC with eight decimals.
+	TotalAmount    utxo.Amount `json:"total_amount" swaggertype:"number" example:"100800.00000000"`
+	TotalAmountSat int64       `json:"total_amount_sat" example:"10080000000000"`
 	// The assume-valid block the node runs with (--assume-valid, Core's -assumevalid); null when every script is verified. Not part of gettxoutsetinfo.
-	AssumeValid *string `json:"assume_valid" example:"00000000000000000000ccebd6d74d9194d8dcdc1d177c478e094bfad51ba5ac"`
+	AssumeValid *wire.Hash `json:"assume_valid" swaggertype:"string" example:"00000000000000000000ccebd6d74d9194d8dcdc1d177c478e094bfad51ba5ac"`
 	// Height of the highest active-chain block connected without verifying its scripts (assumed valid; every other rule was checked); null when every block's scripts were verified. Not part of gettxoutsetinfo.
 	AssumedValidHeight *int32 `json:"assumed_valid_height" example:"936327"`
 	// The block of the UTXO snapshot the chainstate was loaded from (utxod snapshot load); omitted when it was built block by block. Not part of gettxoutsetinfo.
-	SnapshotBase string `json:"snapshot_base,omitempty" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+	SnapshotBase *wire.Hash `json:"snapshot_base,omitempty" swaggertype:"string" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
 	// Height of snapshot_base; omitted with it.
-	SnapshotBaseHeight int32 `json:"snapshot_base_height,omitempty" example:"14131"`
+	SnapshotBaseHeight *int32 `json:"snapshot_base_height,omitempty" example:"14131"`
 }
 
 // handleChainstate godoc
@@ -66,7 +68,7 @@ func (s *Server) handleChainstate(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusInternalServerError, "internal", "computing the chainstate statistics failed")
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	writeJSON(w, http.StatusOK, ChainstateInfo(info))
 }
 
 // chainstateInfo returns Info(ht); for hash_serialized_3 the muhash of the
@@ -93,26 +95,14 @@ func (s *Server) chainstateInfo(ht string) (utxo.ChainstateInfo, error) {
 
 // UTXO is one unspent output.
 type UTXO struct {
-	TxID string `json:"txid" example:"0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098"`
-	Vout uint32 `json:"vout" example:"0"`
+	TxID wire.Hash `json:"txid" swaggertype:"string" example:"0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098"`
+	Vout uint32    `json:"vout" example:"0"`
 	// Value in BTC with eight decimals, as Core writes amounts.
-	Value        float64 `json:"value" example:"50.00000000"`
-	ValueSat     int64   `json:"value_sat" example:"5000000000"`
-	Height       uint32  `json:"height" example:"1"`
-	Coinbase     bool    `json:"coinbase" example:"true"`
-	ScriptPubKey string  `json:"script_pubkey" example:"410496b538e853519c726a2c91e61ec11600ae1390813a627c66fb8be7947be63c52da7589379515d4e0a604f8141781e62294721166bf621e73a82cbf2342c858eeac"`
-}
-
-// utxoJSON is the wire form of UTXO (Value as an exact eight-decimal
-// number).
-type utxoJSON struct {
-	TxID         wire.Hash   `json:"txid"`
-	Vout         uint32      `json:"vout"`
-	Value        utxo.Amount `json:"value"`
-	ValueSat     int64       `json:"value_sat"`
-	Height       uint32      `json:"height"`
-	Coinbase     bool        `json:"coinbase"`
-	ScriptPubKey string      `json:"script_pubkey"`
+	Value        utxo.Amount `json:"value" swaggertype:"number" example:"50.00000000"`
+	ValueSat     int64       `json:"value_sat" example:"5000000000"`
+	Height       uint32      `json:"height" example:"1"`
+	Coinbase     bool        `json:"coinbase" example:"true"`
+	ScriptPubKey string      `json:"script_pubkey" example:"410496b538e853519c726a2c91e61ec11600ae1390813a627c66fb8be7947be63c52da7589379515d4e0a604f8141781e62294721166bf621e73a82cbf2342c858eeac"`
 }
 
 // handleUTXO godoc
@@ -148,7 +138,7 @@ func (s *Server) handleUTXO(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "utxo-not-found", "no unspent output "+txid.String()+":"+strconv.FormatUint(vout, 10))
 		return
 	}
-	writeJSON(w, http.StatusOK, utxoJSON{
+	writeJSON(w, http.StatusOK, UTXO{
 		TxID: txid, Vout: uint32(vout), Value: utxo.Amount(c.Value), ValueSat: c.Value,
 		Height: c.Height, Coinbase: c.Coinbase, ScriptPubKey: hex.EncodeToString(c.Script),
 	})

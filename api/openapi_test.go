@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"io"
 	"log"
 	"os"
@@ -14,9 +15,15 @@ import (
 	"utxod/openapi"
 )
 
+// updateOpenAPI makes TestOpenAPIUpToDate write the regenerated document
+// to openapi/swagger.json instead of comparing (the go:generate line in
+// docs.go).
+var updateOpenAPI = flag.Bool("update-openapi", false, "write the regenerated OpenAPI document to ../openapi/swagger.json")
+
 // TestOpenAPIUpToDate regenerates the OpenAPI description from the handler
-// annotations (swag as a library, same settings as the go:generate line in
-// doc.go) and compares it with the committed openapi/swagger.json.
+// annotations and the answer types they name, which are the types the
+// handlers encode (swag as a library), and compares it with the committed
+// openapi/swagger.json; with -update-openapi it writes it instead.
 func TestOpenAPIUpToDate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("swag parses the package; skipped in -short")
@@ -42,6 +49,12 @@ func TestOpenAPIUpToDate(t *testing.T) {
 	fresh, err := os.ReadFile(filepath.Join(out, "swagger.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if *updateOpenAPI {
+		if err := os.WriteFile("../openapi/swagger.json", fresh, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Skip("wrote ../openapi/swagger.json; rebuild to embed it")
 	}
 	committed, err := os.ReadFile("../openapi/swagger.json")
 	if err != nil {

@@ -394,29 +394,17 @@ func sanitize(s string) string {
 // GetUTXOs is the JSON answer of /rest/getutxos (BIP64).
 type GetUTXOs struct {
 	ChainHeight  int32         `json:"chainHeight" example:"14131"`
-	ChaintipHash string        `json:"chaintipHash" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+	ChaintipHash wire.Hash     `json:"chaintipHash" swaggertype:"string" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
 	Bitmap       string        `json:"bitmap" example:"10"`
 	UTXOs        []GetUTXOsOut `json:"utxos"`
 }
 
 // GetUTXOsOut is one unspent output of GetUTXOs.
 type GetUTXOsOut struct {
-	Height       int32        `json:"height" example:"9"`
-	Value        float64      `json:"value" example:"50.00000000"`
+	Height int32 `json:"height" example:"9"`
+	// Value is in BTC with eight decimals.
+	Value        utxo.Amount  `json:"value" swaggertype:"number" example:"50.00000000"`
 	ScriptPubKey ScriptPubKey `json:"scriptPubKey"`
-}
-
-type getUTXOsOutJSON struct {
-	Height       int32        `json:"height"`
-	Value        utxo.Amount  `json:"value"`
-	ScriptPubKey ScriptPubKey `json:"scriptPubKey"`
-}
-
-type getUTXOsJSON struct {
-	ChainHeight  int32             `json:"chainHeight"`
-	ChaintipHash wire.Hash         `json:"chaintipHash"`
-	Bitmap       string            `json:"bitmap"`
-	UTXOs        []getUTXOsOutJSON `json:"utxos"`
 }
 
 // restGetUTXOs godoc
@@ -546,9 +534,9 @@ func (s *Server) restGetUTXOs(w http.ResponseWriter, r *http.Request, rest strin
 		writeBinOrHex(w, f, b)
 	default:
 		ap := s.params
-		out := getUTXOsJSON{ChainHeight: tip.Height, ChaintipHash: tip.Hash, Bitmap: bitstr.String(), UTXOs: make([]getUTXOsOutJSON, 0, len(coins))}
+		out := GetUTXOs{ChainHeight: tip.Height, ChaintipHash: tip.Hash, Bitmap: bitstr.String(), UTXOs: make([]GetUTXOsOut, 0, len(coins))}
 		for _, c := range coins {
-			out.UTXOs = append(out.UTXOs, getUTXOsOutJSON{Height: int32(c.Height), Value: utxo.Amount(c.Value), ScriptPubKey: describeScript(c.Script, ap)})
+			out.UTXOs = append(out.UTXOs, GetUTXOsOut{Height: int32(c.Height), Value: utxo.Amount(c.Value), ScriptPubKey: describeScript(c.Script, ap)})
 		}
 		writeJSON(w, http.StatusOK, out)
 	}

@@ -309,7 +309,7 @@ func TestRESTGetUTXOs(t *testing.T) {
 	js := do(t, s, "GET", path+".json", nil)
 	var g GetUTXOs
 	decodeJSON(t, js, &g)
-	if g.ChainHeight != 170 || g.ChaintipHash != tip.String() || g.Bitmap != "1011" || len(g.UTXOs) != 3 {
+	if g.ChainHeight != 170 || g.ChaintipHash != tip || g.Bitmap != "1011" || len(g.UTXOs) != 3 {
 		t.Fatalf("json %+v", g)
 	}
 	// Block 1's coinbase: pay-to-pubkey, as Core renders it.

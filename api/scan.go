@@ -79,24 +79,25 @@ func (j *scanJob) status() (int, bool) {
 
 // ScanRequest is scantxoutset's arguments as a JSON object.
 type ScanRequest struct {
-	// Action is start, status or abort.
-	Action string `json:"action" enums:"start,status,abort" example:"start"`
+	// Action is start, status or abort (required).
+	Action *string `json:"action" swaggertype:"string" enums:"start,status,abort" example:"start"`
 	// ScanObjects (start only): each a descriptor string or
 	// {"desc": "...", "range": end | [begin, end]} (default range 1000).
-	ScanObjects []any `json:"scanobjects" swaggertype:"array,object"`
+	ScanObjects []json.RawMessage `json:"scanobjects" swaggertype:"array,object"`
 }
 
 // ScanUnspent is one unspent output a scan found.
 type ScanUnspent struct {
-	TxID          string  `json:"txid" example:"0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098"`
-	Vout          uint32  `json:"vout" example:"0"`
-	ScriptPubKey  string  `json:"scriptPubKey" example:"76a91411b366edfc0a8b66feebae5c2e25a7b6a5d1cf3188ac"`
-	Desc          string  `json:"desc" example:"addr(12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S)#jx7sf2lv"`
-	Amount        float64 `json:"amount" example:"50.00000000"`
-	Coinbase      bool    `json:"coinbase" example:"true"`
-	Height        uint32  `json:"height" example:"1"`
-	BlockHash     string  `json:"blockhash" example:"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048"`
-	Confirmations uint32  `json:"confirmations" example:"14131"`
+	TxID         string `json:"txid" example:"0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098"`
+	Vout         uint32 `json:"vout" example:"0"`
+	ScriptPubKey string `json:"scriptPubKey" example:"76a91411b366edfc0a8b66feebae5c2e25a7b6a5d1cf3188ac"`
+	Desc         string `json:"desc" example:"addr(12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S)#jx7sf2lv"`
+	// Amount is in BTC with eight decimals.
+	Amount        utxo.Amount `json:"amount" swaggertype:"number" example:"50.00000000"`
+	Coinbase      bool        `json:"coinbase" example:"true"`
+	Height        uint32      `json:"height" example:"1"`
+	BlockHash     string      `json:"blockhash" example:"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048"`
+	Confirmations uint32      `json:"confirmations" example:"14131"`
 }
 
 // ScanResult is scantxoutset's answer to "start".
@@ -106,38 +107,23 @@ type ScanResult struct {
 	Success bool `json:"success" example:"true"`
 	// TxOuts is the number of unspent outputs scanned (with the index: the
 	// size of the set the index describes).
-	TxOuts      uint64        `json:"txouts" example:"14132"`
-	Height      uint32        `json:"height" example:"14131"`
-	BestBlock   string        `json:"bestblock" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
-	Unspents    []ScanUnspent `json:"unspents"`
-	TotalAmount float64       `json:"total_amount" example:"50.00000000"`
+	TxOuts    uint64        `json:"txouts" example:"14132"`
+	Height    uint32        `json:"height" example:"14131"`
+	BestBlock string        `json:"bestblock" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+	Unspents  []ScanUnspent `json:"unspents"`
+	// TotalAmount is in BTC with eight decimals.
+	TotalAmount utxo.Amount `json:"total_amount" swaggertype:"number" example:"50.00000000"`
 }
 
-type scanUnspentJSON struct {
-	TxID          string      `json:"txid"`
-	Vout          uint32      `json:"vout"`
-	ScriptPubKey  string      `json:"scriptPubKey"`
-	Desc          string      `json:"desc"`
-	Amount        utxo.Amount `json:"amount"`
-	Coinbase      bool        `json:"coinbase"`
-	Height        uint32      `json:"height"`
-	BlockHash     string      `json:"blockhash"`
-	Confirmations uint32      `json:"confirmations"`
-}
-
-type scanResultJSON struct {
-	Success     bool              `json:"success"`
-	TxOuts      uint64            `json:"txouts"`
-	Height      uint32            `json:"height"`
-	BestBlock   string            `json:"bestblock"`
-	Unspents    []scanUnspentJSON `json:"unspents"`
-	TotalAmount utxo.Amount       `json:"total_amount"`
-}
-
-// ScanProgress is the answer to "status" while a scan runs (null otherwise).
+// ScanProgress is the answer to "status" while a scan runs; a nil
+// *ScanProgress (JSON null) when none does.
 type ScanProgress struct {
 	Progress int `json:"progress" example:"42"`
 }
+
+// ScanAborted is the answer to "abort": true if a scan will stop, false if
+// none runs.
+type ScanAborted bool
 
 // handleScan godoc
 //
@@ -154,10 +140,7 @@ type ScanProgress struct {
 //	@Failure		501		{object}	Problem	"no scripthash index and no coin set to scan"
 //	@Router			/v1/scan [post]
 func (s *Server) handleScan(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Action      *string           `json:"action"`
-		ScanObjects []json.RawMessage `json:"scanobjects"`
-	}
+	var req ScanRequest
 	if !decodeBody(w, r, maxScanBody, &req) {
 		return
 	}
@@ -190,11 +173,11 @@ func (s *Server) handleScan(w http.ResponseWriter, r *http.Request) {
 //	@Success		200	{object}	ScanProgress	"or null"
 //	@Router			/v1/scan/status [get]
 func (s *Server) handleScanStatus(w http.ResponseWriter, _ *http.Request) {
+	var out *ScanProgress // null when no scan runs
 	if p, ok := s.addr.scan.status(); ok {
-		writeJSON(w, http.StatusOK, ScanProgress{Progress: p})
-		return
+		out = &ScanProgress{Progress: p}
 	}
-	writeJSON(w, http.StatusOK, nil)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleScanAbort godoc
@@ -203,10 +186,10 @@ func (s *Server) handleScanStatus(w http.ResponseWriter, _ *http.Request) {
 //	@Description	true if a scan will stop (its start request then answers with success false), false if none runs (Core's scantxoutset "abort").
 //	@Tags			scan
 //	@Produce		json
-//	@Success		200	{boolean}	bool
+//	@Success		200	{object}	ScanAborted
 //	@Router			/v1/scan [delete]
 func (s *Server) handleScanAbort(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.addr.scan.abort())
+	writeJSON(w, http.StatusOK, ScanAborted(s.addr.scan.abort()))
 }
 
 // parseScanObjects is EvalDescriptorStringOrObject's argument handling.
@@ -320,8 +303,8 @@ func (s *Server) startScan(w http.ResponseWriter, r *http.Request, raw []json.Ra
 		s.writeLookupProblem(w, errTipMoved)
 		return
 	}
-	out := scanResultJSON{Success: scanErr == nil, TxOuts: res.Scanned, Height: res.Tip.Height,
-		BestBlock: res.Tip.Hash.String(), Unspents: []scanUnspentJSON{}}
+	out := ScanResult{Success: scanErr == nil, TxOuts: res.Scanned, Height: res.Tip.Height,
+		BestBlock: res.Tip.Hash.String(), Unspents: []ScanUnspent{}}
 	if indexed {
 		out.TxOuts = res.Tip.TxOuts
 	}
@@ -350,7 +333,7 @@ func (s *Server) startScan(w http.ResponseWriter, r *http.Request, raw []json.Ra
 			return
 		}
 		total += h.u.Value
-		out.Unspents = append(out.Unspents, scanUnspentJSON{
+		out.Unspents = append(out.Unspents, ScanUnspent{
 			TxID: h.u.Outpoint.Hash.String(), Vout: h.u.Outpoint.Index, ScriptPubKey: hex.EncodeToString(h.n.Script),
 			Desc: h.n.Desc, Amount: utxo.Amount(h.u.Value), Coinbase: h.u.Coinbase, Height: h.u.Height,
 			BlockHash: n.Hash.String(), Confirmations: res.Tip.Height - h.u.Height + 1,

@@ -3,6 +3,7 @@ package script
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"testing"
 
 	"utxod/wire"
@@ -18,12 +19,12 @@ func TestTaprootBadHashTypeNames(t *testing.T) {
 	pk := append([]byte{0x51, 0x20}, gx...)
 	for _, tc := range []struct {
 		hashType byte
-		native   string
-		btcd     string
+		native   ErrorCode
+		btcd     ErrorCode
 	}{
-		{0x04, "SCHNORR_SIG_HASHTYPE", "SCHNORR_SIG"},
-		{0x84, "SCHNORR_SIG_HASHTYPE", "SCHNORR_SIG"},
-		{0x00, "SCHNORR_SIG_HASHTYPE", "SCHNORR_SIG_SIZE"},
+		{0x04, ErrSchnorrSigHashType, ErrSchnorrSig},
+		{0x84, ErrSchnorrSigHashType, ErrSchnorrSig},
+		{0x00, ErrSchnorrSigHashType, ErrSchnorrSigSize},
 	} {
 		sig := append(bytes.Repeat([]byte{1}, 64), tc.hashType)
 		tx, prev := creditSpend(t, nil, pk, [][]byte{sig}, 1000)
@@ -37,8 +38,7 @@ func TestTaprootBadHashTypeNames(t *testing.T) {
 			if ne.btcd {
 				want = tc.btcd
 			}
-			se, ok := err.(*Error)
-			if !ok || se.Name != want {
+			if !errors.Is(err, want) {
 				t.Errorf("hash type %#x: got %v, want %s", tc.hashType, err, want)
 			}
 		})

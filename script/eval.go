@@ -6,11 +6,11 @@ import (
 	"crypto/sha256"
 )
 
-// eval is Core's EvalScript over m.stack; it returns "" or a ScriptError
-// name.
-func (m *vm) eval(script []byte, sv sigVersion) string {
+// eval is Core's EvalScript over m.stack; it returns ErrOK or the
+// ScriptError code.
+func (m *vm) eval(script []byte, sv sigVersion) ErrorCode {
 	if (sv == svBase || sv == svWitnessV0) && len(script) > MaxScriptSize {
-		return "SCRIPT_SIZE"
+		return ErrScriptSize
 	}
 	flags := m.flags
 	minimal := flags&MinimalData != 0
@@ -25,27 +25,27 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 		fExec := m.cond.allTrue()
 		op, data, next, ok := getOp(script, pc)
 		if !ok {
-			return "BAD_OPCODE"
+			return ErrBadOpcode
 		}
 		pc = next
 		if len(data) > maxScriptElementSize {
-			return "PUSH_SIZE"
+			return ErrPushSize
 		}
 		if legacyLimits && op > op16 {
 			opCount++
 			if opCount > maxOpsPerScript {
-				return "OP_COUNT"
+				return ErrOpCount
 			}
 		}
 		if isDisabledOpcode(op) {
-			return "DISABLED_OPCODE"
+			return ErrDisabledOpcode
 		}
 		if op == opCodeSeparator && sv == svBase && flags&ConstScriptcode != 0 {
-			return "OP_CODESEPARATOR"
+			return ErrOpCodeSeparator
 		}
 		if fExec && op <= opPushData4 {
 			if minimal && !checkMinimalPush(data, op) {
-				return "MINIMALDATA"
+				return ErrMinimalData
 			}
 			if data == nil {
 				data = vchFalse
@@ -61,29 +61,29 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 					break
 				}
 				n, e := m.lockTimeOperand(minimal)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				if !m.checkLockTime(n) {
-					return "UNSATISFIED_LOCKTIME"
+					return ErrUnsatisfiedLocktime
 				}
 			case op == opCSV:
 				if flags&CheckSequenceVerify == 0 {
 					break
 				}
 				n, e := m.lockTimeOperand(minimal)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				if n&seqDisableFlag != 0 {
 					break
 				}
 				if !m.checkSequence(n) {
-					return "UNSATISFIED_LOCKTIME"
+					return ErrUnsatisfiedLocktime
 				}
 			case op == opNop1 || (op >= opNop4 && op <= opNop10):
 				if flags&DiscourageUpgradableNops != 0 {
-					return "DISCOURAGE_UPGRADABLE_NOPS"
+					return ErrDiscourageUpgradableNops
 				}
 			case op == opIf || op == opNotIf:
 				v := false
@@ -91,14 +91,14 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 					if len(m.stack) < 1 {
 						// Core before 2024 said UNBALANCED_CONDITIONAL; the
 						// current script_tests.json expects this code.
-						return "INVALID_STACK_OPERATION"
+						return ErrInvalidStackOperation
 					}
 					vch := m.top(-1)
 					if sv == svTapscript && (len(vch) > 1 || (len(vch) == 1 && vch[0] != 1)) {
-						return "TAPSCRIPT_MINIMALIF"
+						return ErrTapscriptMinimalIf
 					}
 					if sv == svWitnessV0 && flags&MinimalIf != 0 && (len(vch) > 1 || (len(vch) == 1 && vch[0] != 1)) {
-						return "MINIMALIF"
+						return ErrMinimalIf
 					}
 					v = castToBool(vch)
 					if op == opNotIf {
@@ -109,51 +109,51 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				m.cond.push(v)
 			case op == opElse:
 				if m.cond.empty() {
-					return "UNBALANCED_CONDITIONAL"
+					return ErrUnbalancedConditional
 				}
 				m.cond.toggle()
 			case op == opEndIf:
 				if m.cond.empty() {
-					return "UNBALANCED_CONDITIONAL"
+					return ErrUnbalancedConditional
 				}
 				m.cond.pop()
 			case op == opVerify:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				if !castToBool(m.top(-1)) {
-					return "VERIFY"
+					return ErrVerify
 				}
 				m.pop()
 			case op == opReturn:
-				return "OP_RETURN"
+				return ErrOpReturn
 			case op == opToAltStack:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				m.alt = append(m.alt, m.top(-1))
 				m.pop()
 			case op == opFromAltStack:
 				if len(m.alt) < 1 {
-					return "INVALID_ALTSTACK_OPERATION"
+					return ErrInvalidAltstackOperation
 				}
 				m.push(m.alt[len(m.alt)-1])
 				m.alt = m.alt[:len(m.alt)-1]
 			case op == op2Drop:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				m.stack = m.stack[:len(m.stack)-2]
 			case op == op2Dup:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				a, b := m.top(-2), m.top(-1)
 				m.push(a)
 				m.push(b)
 			case op == op3Dup:
 				if len(m.stack) < 3 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				a, b, c := m.top(-3), m.top(-2), m.top(-1)
 				m.push(a)
@@ -161,14 +161,14 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				m.push(c)
 			case op == op2Over:
 				if len(m.stack) < 4 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				a, b := m.top(-4), m.top(-3)
 				m.push(a)
 				m.push(b)
 			case op == op2Rot:
 				if len(m.stack) < 6 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				n := len(m.stack)
 				a, b := m.stack[n-6], m.stack[n-5]
@@ -176,14 +176,14 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				m.stack[n-2], m.stack[n-1] = a, b
 			case op == op2Swap:
 				if len(m.stack) < 4 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				n := len(m.stack)
 				m.stack[n-4], m.stack[n-2] = m.stack[n-2], m.stack[n-4]
 				m.stack[n-3], m.stack[n-1] = m.stack[n-1], m.stack[n-3]
 			case op == opIfDup:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				if v := m.top(-1); castToBool(v) {
 					m.push(v)
@@ -192,38 +192,38 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				m.pushNum(int64(len(m.stack)))
 			case op == opDrop:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				m.pop()
 			case op == opDup:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				m.push(m.top(-1))
 			case op == opNip:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				n := len(m.stack)
 				m.stack[n-2] = m.stack[n-1]
 				m.stack = m.stack[:n-1]
 			case op == opOver:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				m.push(m.top(-2))
 			case op == opPick || op == opRoll:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				v, e := decodeNum(m.top(-1), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				n := clampInt(v)
 				m.pop()
 				if n < 0 || n >= len(m.stack) {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				l := len(m.stack)
 				x := m.stack[l-n-1]
@@ -234,19 +234,19 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				m.push(x)
 			case op == opRot:
 				if len(m.stack) < 3 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				n := len(m.stack)
 				m.stack[n-3], m.stack[n-2], m.stack[n-1] = m.stack[n-2], m.stack[n-1], m.stack[n-3]
 			case op == opSwap:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				n := len(m.stack)
 				m.stack[n-2], m.stack[n-1] = m.stack[n-1], m.stack[n-2]
 			case op == opTuck:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				n := len(m.stack)
 				v := m.stack[n-1]
@@ -256,28 +256,28 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				m.stack[n-2] = v
 			case op == opSize:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				m.pushNum(int64(len(m.top(-1))))
 			case op == opEqual || op == opEqualVerify:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				eq := bytes.Equal(m.top(-2), m.top(-1))
 				m.stack = m.stack[:len(m.stack)-2]
 				m.pushBool(eq)
 				if op == opEqualVerify {
 					if !eq {
-						return "EQUALVERIFY"
+						return ErrEqualVerify
 					}
 					m.pop()
 				}
 			case op >= op1Add && op <= op0NotEqual:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				bn, e := decodeNum(m.top(-1), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				switch op {
@@ -296,20 +296,20 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				case op0NotEqual:
 					bn = b2i(bn != 0)
 				default:
-					return "BAD_OPCODE"
+					return ErrBadOpcode
 				}
 				m.pop()
 				m.pushNum(bn)
 			case op >= opAdd && op <= opMax:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				a, e := decodeNum(m.top(-2), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				b, e := decodeNum(m.top(-1), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				var r int64
@@ -339,37 +339,37 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				case opMax:
 					r = max(a, b)
 				default:
-					return "BAD_OPCODE"
+					return ErrBadOpcode
 				}
 				m.stack = m.stack[:len(m.stack)-2]
 				m.pushNum(r)
 				if op == opNumEqualVerify {
 					if !castToBool(m.top(-1)) {
-						return "NUMEQUALVERIFY"
+						return ErrNumEqualVerify
 					}
 					m.pop()
 				}
 			case op == opWithin:
 				if len(m.stack) < 3 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				x, e := decodeNum(m.top(-3), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				lo, e := decodeNum(m.top(-2), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				hi, e := decodeNum(m.top(-1), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				m.stack = m.stack[:len(m.stack)-3]
 				m.pushBool(lo <= x && x < hi)
 			case op >= opRipemd160 && op <= opHash256:
 				if len(m.stack) < 1 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				v := m.top(-1)
 				var out []byte
@@ -406,64 +406,64 @@ func (m *vm) eval(script []byte, sv sigVersion) string {
 				m.ed.codesepPos = opcodePos
 			case op == opCheckSig || op == opCheckSigVerify:
 				if len(m.stack) < 2 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				ok, e := m.evalChecksig(m.top(-2), m.top(-1), script[pbegin:], sv)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				m.stack = m.stack[:len(m.stack)-2]
 				m.pushBool(ok)
 				if op == opCheckSigVerify {
 					if !ok {
-						return "CHECKSIGVERIFY"
+						return ErrCheckSigVerify
 					}
 					m.pop()
 				}
 			case op == opCheckSigAdd:
 				if sv == svBase || sv == svWitnessV0 {
-					return "BAD_OPCODE"
+					return ErrBadOpcode
 				}
 				if len(m.stack) < 3 {
-					return "INVALID_STACK_OPERATION"
+					return ErrInvalidStackOperation
 				}
 				num, e := decodeNum(m.top(-2), minimal, 4)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				ok, e := m.evalChecksig(m.top(-3), m.top(-1), script[pbegin:], sv)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				m.stack = m.stack[:len(m.stack)-3]
 				m.pushNum(num + b2i(ok))
 			case op == opCheckMultiSig || op == opCheckMultiSigVerif:
 				if sv == svTapscript {
-					return "TAPSCRIPT_CHECKMULTISIG"
+					return ErrTapscriptCheckMultisig
 				}
 				ok, e := m.checkMultisig(script[pbegin:], sv, &opCount)
-				if e != "" {
+				if e != ErrOK {
 					return e
 				}
 				m.pushBool(ok)
 				if op == opCheckMultiSigVerif {
 					if !ok {
-						return "CHECKMULTISIGVERIFY"
+						return ErrCheckMultisigVerify
 					}
 					m.pop()
 				}
 			default:
-				return "BAD_OPCODE"
+				return ErrBadOpcode
 			}
 		}
 		if len(m.stack)+len(m.alt) > maxStackSize {
-			return "STACK_SIZE"
+			return ErrStackSize
 		}
 	}
 	if !m.cond.empty() {
-		return "UNBALANCED_CONDITIONAL"
+		return ErrUnbalancedConditional
 	}
-	return ""
+	return ErrOK
 }
 
 func b2i(b bool) int64 {
@@ -507,7 +507,7 @@ func (m *vm) checkSequence(n int64) bool {
 
 // evalChecksig is Core's EvalChecksig: ok is the signature result; a
 // non-empty name aborts the script.
-func (m *vm) evalChecksig(sig, pub, scriptCode []byte, sv sigVersion) (bool, string) {
+func (m *vm) evalChecksig(sig, pub, scriptCode []byte, sv sigVersion) (bool, ErrorCode) {
 	if sv == svTapscript {
 		return m.evalChecksigTapscript(sig, pub)
 	}
@@ -519,89 +519,89 @@ func (m *vm) evalChecksig(sig, pub, scriptCode []byte, sv sigVersion) (bool, str
 		if found > 0 {
 			m.code[0] = scriptCode
 			if m.flags&ConstScriptcode != 0 {
-				return false, "SIG_FINDANDDELETE"
+				return false, ErrSigFindAndDelete
 			}
 		}
 	}
-	if e := checkSignatureEncoding(sig, m.flags); e != "" {
+	if e := checkSignatureEncoding(sig, m.flags); e != ErrOK {
 		return false, e
 	}
-	if e := checkPubKeyEncoding(pub, m.flags, sv); e != "" {
+	if e := checkPubKeyEncoding(pub, m.flags, sv); e != ErrOK {
 		return false, e
 	}
 	ok := m.checkECDSA(sig, pub, scriptCode, sv)
 	if !ok && m.flags&NullFail != 0 && len(sig) != 0 {
-		return false, "NULLFAIL"
+		return false, ErrNullFail
 	}
-	return ok, ""
+	return ok, ErrOK
 }
 
 // evalChecksigTapscript is Core's EvalChecksigTapscript.
-func (m *vm) evalChecksigTapscript(sig, pub []byte) (bool, string) {
+func (m *vm) evalChecksigTapscript(sig, pub []byte) (bool, ErrorCode) {
 	success := len(sig) != 0
 	if success {
 		m.ed.weightLeft -= validationWeightPerSig
 		if m.ed.weightLeft < 0 {
-			return false, "TAPSCRIPT_VALIDATION_WEIGHT"
+			return false, ErrTapscriptValidationWeight
 		}
 	}
 	switch {
 	case len(pub) == 0:
-		return false, "TAPSCRIPT_EMPTY_PUBKEY"
+		return false, ErrTapscriptEmptyPubKey
 	case len(pub) == 32:
 		if success {
-			if e := m.checkSchnorr(sig, pub, svTapscript); e != "" {
+			if e := m.checkSchnorr(sig, pub, svTapscript); e != ErrOK {
 				return false, e
 			}
 		}
 	default:
 		if m.flags&DiscourageUpgradablePubkeyType != 0 {
-			return false, "DISCOURAGE_UPGRADABLE_PUBKEYTYPE"
+			return false, ErrDiscourageUpgradablePubKeyType
 		}
 	}
-	return success, ""
+	return success, ErrOK
 }
 
 // checkMultisig runs OP_CHECKMULTISIG(VERIFY) up to pushing the result.
-func (m *vm) checkMultisig(scriptCode []byte, sv sigVersion, opCount *int) (bool, string) {
+func (m *vm) checkMultisig(scriptCode []byte, sv sigVersion, opCount *int) (bool, ErrorCode) {
 	flags := m.flags
 	minimal := flags&MinimalData != 0
 	i := 1
 	if len(m.stack) < i {
-		return false, "INVALID_STACK_OPERATION"
+		return false, ErrInvalidStackOperation
 	}
 	v, e := decodeNum(m.top(-i), minimal, 4)
-	if e != "" {
+	if e != ErrOK {
 		return false, e
 	}
 	nKeys := clampInt(v)
 	if nKeys < 0 || nKeys > MaxPubkeysPerMultisig {
-		return false, "PUBKEY_COUNT"
+		return false, ErrPubKeyCount
 	}
 	*opCount += nKeys
 	if *opCount > maxOpsPerScript {
-		return false, "OP_COUNT"
+		return false, ErrOpCount
 	}
 	i++
 	ikey := i
 	ikey2 := nKeys + 2
 	i += nKeys
 	if len(m.stack) < i {
-		return false, "INVALID_STACK_OPERATION"
+		return false, ErrInvalidStackOperation
 	}
 	v, e = decodeNum(m.top(-i), minimal, 4)
-	if e != "" {
+	if e != ErrOK {
 		return false, e
 	}
 	nSigs := clampInt(v)
 	if nSigs < 0 || nSigs > nKeys {
-		return false, "SIG_COUNT"
+		return false, ErrSigCount
 	}
 	i++
 	isig := i
 	i += nSigs
 	if len(m.stack) < i {
-		return false, "INVALID_STACK_OPERATION"
+		return false, ErrInvalidStackOperation
 	}
 	if sv == svBase {
 		buf := 0
@@ -610,7 +610,7 @@ func (m *vm) checkMultisig(scriptCode []byte, sv sigVersion, opCount *int) (bool
 			out, found := findAndDelete(m.code[buf][:0], scriptCode, pat)
 			if found > 0 {
 				if flags&ConstScriptcode != 0 {
-					return false, "SIG_FINDANDDELETE"
+					return false, ErrSigFindAndDelete
 				}
 				m.code[buf] = out
 				scriptCode = out
@@ -621,10 +621,10 @@ func (m *vm) checkMultisig(scriptCode []byte, sv sigVersion, opCount *int) (bool
 	success := true
 	for success && nSigs > 0 {
 		sig, pub := m.top(-isig), m.top(-ikey)
-		if e := checkSignatureEncoding(sig, flags); e != "" {
+		if e := checkSignatureEncoding(sig, flags); e != ErrOK {
 			return false, e
 		}
-		if e := checkPubKeyEncoding(pub, flags, sv); e != "" {
+		if e := checkPubKeyEncoding(pub, flags, sv); e != ErrOK {
 			return false, e
 		}
 		if m.checkECDSA(sig, pub, scriptCode, sv) {
@@ -639,7 +639,7 @@ func (m *vm) checkMultisig(scriptCode []byte, sv sigVersion, opCount *int) (bool
 	}
 	for ; i > 1; i-- {
 		if !success && flags&NullFail != 0 && ikey2 == 0 && len(m.top(-1)) != 0 {
-			return false, "NULLFAIL"
+			return false, ErrNullFail
 		}
 		if ikey2 > 0 {
 			ikey2--
@@ -647,29 +647,29 @@ func (m *vm) checkMultisig(scriptCode []byte, sv sigVersion, opCount *int) (bool
 		m.pop()
 	}
 	if len(m.stack) < 1 {
-		return false, "INVALID_STACK_OPERATION"
+		return false, ErrInvalidStackOperation
 	}
 	if flags&NullDummy != 0 && len(m.top(-1)) != 0 {
-		return false, "SIG_NULLDUMMY"
+		return false, ErrSigNullDummy
 	}
 	m.pop()
-	return success, ""
+	return success, ErrOK
 }
 
 // lockTimeOperand is the operand of OP_CHECKLOCKTIMEVERIFY and
 // OP_CHECKSEQUENCEVERIFY: the top stack item as a CScriptNum of up to 5
 // bytes (interpreter.cpp reads 5 so that 2^39-1 locktimes fit), never
 // negative. It is left on the stack.
-func (m *vm) lockTimeOperand(minimal bool) (int64, string) {
+func (m *vm) lockTimeOperand(minimal bool) (int64, ErrorCode) {
 	if len(m.stack) < 1 {
-		return 0, "INVALID_STACK_OPERATION"
+		return 0, ErrInvalidStackOperation
 	}
 	n, e := decodeNum(m.top(-1), minimal, 5)
-	if e != "" {
+	if e != ErrOK {
 		return 0, e
 	}
 	if n < 0 {
-		return 0, "NEGATIVE_LOCKTIME"
+		return 0, ErrNegativeLocktime
 	}
-	return n, ""
+	return n, ErrOK
 }

@@ -195,25 +195,25 @@ func (m *vm) pushNum(n int64) {
 	m.push(b)
 }
 
-// decodeNum is CScriptNum's constructor: "" or "SCRIPTNUM".
-func decodeNum(b []byte, minimal bool, maxLen int) (int64, string) {
+// decodeNum is CScriptNum's constructor: ErrOK or ErrScriptNum.
+func decodeNum(b []byte, minimal bool, maxLen int) (int64, ErrorCode) {
 	if len(b) > maxLen {
-		return 0, "SCRIPTNUM"
+		return 0, ErrScriptNum
 	}
 	if len(b) == 0 {
-		return 0, ""
+		return 0, ErrOK
 	}
 	if minimal && b[len(b)-1]&0x7f == 0 && (len(b) <= 1 || b[len(b)-2]&0x80 == 0) {
-		return 0, "SCRIPTNUM"
+		return 0, ErrScriptNum
 	}
 	var v int64
 	for i, c := range b {
 		v |= int64(c) << (8 * i)
 	}
 	if b[len(b)-1]&0x80 != 0 {
-		return -(v &^ (int64(0x80) << (8 * (len(b) - 1)))), ""
+		return -(v &^ (int64(0x80) << (8 * (len(b) - 1)))), ErrOK
 	}
-	return v, ""
+	return v, ErrOK
 }
 
 // clampInt is CScriptNum::getint.
@@ -291,27 +291,27 @@ func isValidSignatureEncoding(sig []byte) bool {
 }
 
 // checkSignatureEncoding is Core's CheckSignatureEncoding.
-func checkSignatureEncoding(sig []byte, flags Flags) string {
+func checkSignatureEncoding(sig []byte, flags Flags) ErrorCode {
 	if len(sig) == 0 {
-		return ""
+		return ErrOK
 	}
 	if flags&(DERSig|LowS|StrictEnc) != 0 && !isValidSignatureEncoding(sig) {
-		return "SIG_DER"
+		return ErrSigDER
 	}
 	if flags&LowS != 0 && !CheckLowS(sig[:len(sig)-1]) {
-		return "SIG_HIGH_S"
+		return ErrSigHighS
 	}
 	if flags&StrictEnc != 0 {
 		ht := sig[len(sig)-1] &^ SigHashAnyoneCanPay
 		if ht < SigHashAll || ht > SigHashSingle {
-			return "SIG_HASHTYPE"
+			return ErrSigHashType
 		}
 	}
-	return ""
+	return ErrOK
 }
 
 // checkPubKeyEncoding is Core's CheckPubKeyEncoding.
-func checkPubKeyEncoding(pk []byte, flags Flags, sv sigVersion) string {
+func checkPubKeyEncoding(pk []byte, flags Flags, sv sigVersion) ErrorCode {
 	if flags&StrictEnc != 0 {
 		ok := false
 		if len(pk) >= 33 {
@@ -323,13 +323,13 @@ func checkPubKeyEncoding(pk []byte, flags Flags, sv sigVersion) string {
 			}
 		}
 		if !ok {
-			return "PUBKEYTYPE"
+			return ErrPubKeyType
 		}
 	}
 	if flags&WitnessPubkeyType != 0 && sv == svWitnessV0 && !(len(pk) == 33 && (pk[0] == 2 || pk[0] == 3)) {
-		return "WITNESS_PUBKEYTYPE"
+		return ErrWitnessPubKeyType
 	}
-	return ""
+	return ErrOK
 }
 
 // pushEncoding appends CScript() << data (the minimal-length push opcode
@@ -397,33 +397,34 @@ func findAndDelete(dst, script, pattern []byte) ([]byte, int) {
 	return dst, found
 }
 
-// verifyScript is Core's VerifyScript; it returns "" or a ScriptError name.
-func (m *vm) verifyScript(scriptSig, pk []byte, witness [][]byte) string {
+// verifyScript is Core's VerifyScript; it returns ErrOK or the ScriptError
+// code.
+func (m *vm) verifyScript(scriptSig, pk []byte, witness [][]byte) ErrorCode {
 	flags := m.flags
 	if flags&SigPushOnly != 0 && !IsPushOnly(scriptSig) {
-		return "SIG_PUSHONLY"
+		return ErrSigPushOnly
 	}
 	m.stack = m.stack[:0]
-	if e := m.eval(scriptSig, svBase); e != "" {
+	if e := m.eval(scriptSig, svBase); e != ErrOK {
 		return e
 	}
 	if flags&P2SH != 0 {
 		m.stackCopy = append(m.stackCopy[:0], m.stack...)
 	}
-	if e := m.eval(pk, svBase); e != "" {
+	if e := m.eval(pk, svBase); e != ErrOK {
 		return e
 	}
 	if len(m.stack) == 0 || !castToBool(m.top(-1)) {
-		return "EVAL_FALSE"
+		return ErrEvalFalse
 	}
 	hadWitness := false
 	if flags&Witness != 0 {
 		if v, prog, ok := IsWitnessProgram(pk); ok {
 			hadWitness = true
 			if len(scriptSig) != 0 {
-				return "WITNESS_MALLEATED"
+				return ErrWitnessMalleated
 			}
-			if e := m.verifyWitnessProgram(witness, v, prog, false); e != "" {
+			if e := m.verifyWitnessProgram(witness, v, prog, false); e != ErrOK {
 				return e
 			}
 			m.stack = m.stack[:1]
@@ -431,24 +432,24 @@ func (m *vm) verifyScript(scriptSig, pk []byte, witness [][]byte) string {
 	}
 	if flags&P2SH != 0 && IsPayToScriptHash(pk) {
 		if !IsPushOnly(scriptSig) {
-			return "SIG_PUSHONLY"
+			return ErrSigPushOnly
 		}
 		m.stack, m.stackCopy = m.stackCopy, m.stack
 		redeem := m.top(-1)
 		m.pop()
-		if e := m.eval(redeem, svBase); e != "" {
+		if e := m.eval(redeem, svBase); e != ErrOK {
 			return e
 		}
 		if len(m.stack) == 0 || !castToBool(m.top(-1)) {
-			return "EVAL_FALSE"
+			return ErrEvalFalse
 		}
 		if flags&Witness != 0 {
 			if v, prog, ok := IsWitnessProgram(redeem); ok {
 				hadWitness = true
 				if !isSinglePushOf(scriptSig, redeem) {
-					return "WITNESS_MALLEATED_P2SH"
+					return ErrWitnessMalleatedP2SH
 				}
-				if e := m.verifyWitnessProgram(witness, v, prog, true); e != "" {
+				if e := m.verifyWitnessProgram(witness, v, prog, true); e != ErrOK {
 					return e
 				}
 				m.stack = m.stack[:1]
@@ -456,12 +457,12 @@ func (m *vm) verifyScript(scriptSig, pk []byte, witness [][]byte) string {
 		}
 	}
 	if flags&CleanStack != 0 && len(m.stack) != 1 {
-		return "CLEANSTACK"
+		return ErrCleanStack
 	}
 	if flags&Witness != 0 && !hadWitness && len(witness) != 0 {
-		return "WITNESS_UNEXPECTED"
+		return ErrWitnessUnexpected
 	}
-	return ""
+	return ErrOK
 }
 
 // isSinglePushOf reports scriptSig == CScript() << redeem.
@@ -503,7 +504,7 @@ func isSinglePushOf(scriptSig, redeem []byte) bool {
 }
 
 // verifyWitnessProgram is Core's VerifyWitnessProgram.
-func (m *vm) verifyWitnessProgram(wit [][]byte, version int, prog []byte, isP2SH bool) string {
+func (m *vm) verifyWitnessProgram(wit [][]byte, version int, prog []byte, isP2SH bool) ErrorCode {
 	m.ed = execData{}
 	flags := m.flags
 	switch {
@@ -511,16 +512,16 @@ func (m *vm) verifyWitnessProgram(wit [][]byte, version int, prog []byte, isP2SH
 		switch len(prog) {
 		case 32:
 			if len(wit) == 0 {
-				return "WITNESS_PROGRAM_WITNESS_EMPTY"
+				return ErrWitnessProgramWitnessEmpty
 			}
 			script := wit[len(wit)-1]
 			if sha256.Sum256(script) != [32]byte(prog) {
-				return "WITNESS_PROGRAM_MISMATCH"
+				return ErrWitnessProgramMismatch
 			}
 			return m.execWitness(wit[:len(wit)-1], script, svWitnessV0)
 		case 20:
 			if len(wit) != 2 {
-				return "WITNESS_PROGRAM_MISMATCH"
+				return ErrWitnessProgramMismatch
 			}
 			s := m.p2wpkh[:]
 			s[0], s[1], s[2] = opDup, opHash160, 20
@@ -528,13 +529,13 @@ func (m *vm) verifyWitnessProgram(wit [][]byte, version int, prog []byte, isP2SH
 			s[23], s[24] = opEqualVerify, opCheckSig
 			return m.execWitness(wit, s, svWitnessV0)
 		}
-		return "WITNESS_PROGRAM_WRONG_LENGTH"
+		return ErrWitnessProgramWrongLength
 	case version == 1 && len(prog) == 32 && !isP2SH:
 		if flags&Taproot == 0 {
-			return ""
+			return ErrOK
 		}
 		if len(wit) == 0 {
-			return "WITNESS_PROGRAM_WITNESS_EMPTY"
+			return ErrWitnessProgramWitnessEmpty
 		}
 		stack := wit
 		if len(stack) >= 2 {
@@ -557,29 +558,29 @@ func (m *vm) verifyWitnessProgram(wit [][]byte, version int, prog []byte, isP2SH
 		stack = stack[:len(stack)-2]
 		if len(control) < taprootControlBase || len(control) > taprootControlMax ||
 			(len(control)-taprootControlBase)%taprootControlNode != 0 {
-			return "TAPROOT_WRONG_CONTROL_SIZE"
+			return ErrTaprootWrongControlSize
 		}
 		leafVer := control[0] & taprootLeafMask
 		m.tapleafHash(leafVer, script)
 		if !m.verifyTaprootCommitment(control, prog) {
-			return "WITNESS_PROGRAM_MISMATCH"
+			return ErrWitnessProgramMismatch
 		}
 		if leafVer == taprootLeafTapscript {
 			m.ed.weightLeft = int64(witnessSerializeSize(wit)) + validationWeightOffset
 			return m.execWitness(stack, script, svTapscript)
 		}
 		if flags&DiscourageUpgradableTaprootVersion != 0 {
-			return "DISCOURAGE_UPGRADABLE_TAPROOT_VERSION"
+			return ErrDiscourageUpgradableTaprootVersion
 		}
-		return ""
+		return ErrOK
 	case !isP2SH && version == 1 && len(prog) == 2 && prog[0] == 0x4e && prog[1] == 0x73:
 		// Pay-to-anchor (Core 28+): spendable, never discouraged.
-		return ""
+		return ErrOK
 	}
 	if flags&DiscourageUpgradableWitnessProgram != 0 {
-		return "DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM"
+		return ErrDiscourageUpgradableWitnessProgram
 	}
-	return ""
+	return ErrOK
 }
 
 // witnessSerializeSize is GetSerializeSize(witness.stack).
@@ -632,39 +633,39 @@ func (m *vm) verifyTaprootCommitment(control, prog []byte) bool {
 }
 
 // execWitness is Core's ExecuteWitnessScript.
-func (m *vm) execWitness(items [][]byte, script []byte, sv sigVersion) string {
+func (m *vm) execWitness(items [][]byte, script []byte, sv sigVersion) ErrorCode {
 	if sv == svTapscript {
 		for pc := 0; pc < len(script); {
 			op, _, next, ok := getOp(script, pc)
 			if !ok {
-				return "BAD_OPCODE"
+				return ErrBadOpcode
 			}
 			if isOpSuccess(op) {
 				if m.flags&DiscourageOpSuccess != 0 {
-					return "DISCOURAGE_OP_SUCCESS"
+					return ErrDiscourageOpSuccess
 				}
-				return ""
+				return ErrOK
 			}
 			pc = next
 		}
 		if len(items) > maxStackSize {
-			return "STACK_SIZE"
+			return ErrStackSize
 		}
 	}
 	for _, it := range items {
 		if len(it) > maxScriptElementSize {
-			return "PUSH_SIZE"
+			return ErrPushSize
 		}
 	}
 	m.stack = append(m.stack[:0], items...)
-	if e := m.eval(script, sv); e != "" {
+	if e := m.eval(script, sv); e != ErrOK {
 		return e
 	}
 	if len(m.stack) != 1 {
-		return "CLEANSTACK"
+		return ErrCleanStack
 	}
 	if !castToBool(m.stack[0]) {
-		return "EVAL_FALSE"
+		return ErrEvalFalse
 	}
-	return ""
+	return ErrOK
 }

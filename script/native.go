@@ -194,23 +194,23 @@ func writeTxOut(h hash.Hash, b []byte, o *wire.TxOut) {
 // VerifyInput implements TxVerifier.
 func (p *nativeTx) VerifyInput(i int, flags Flags) (err error) {
 	if i < 0 || i >= len(p.tx.Inputs) {
-		return newError("UNKNOWN_ERROR", i, ErrInputIndex)
+		return newError(ErrUnknown, i, ErrInputIndex)
 	}
 	if !flags.Valid() {
-		return newError("UNKNOWN_ERROR", i, ErrBadFlags)
+		return newError(ErrUnknown, i, ErrBadFlags)
 	}
 	m := vmPool.Get().(*vm)
 	defer func() {
 		if r := recover(); r != nil {
-			err = newError("UNKNOWN_ERROR", i, fmt.Errorf("%w: %v", ErrEnginePanic, r))
+			err = newError(ErrUnknown, i, fmt.Errorf("%w: %v", ErrEnginePanic, r))
 		}
 		m.release()
 		vmPool.Put(m)
 	}()
 	m.p, m.idx, m.flags = p, i, flags
 	in := &p.tx.Inputs[i]
-	if name := m.verifyScript(in.Script, p.prevouts[i].Script, in.Witness); name != "" {
-		return newError(name, i, nil)
+	if code := m.verifyScript(in.Script, p.prevouts[i].Script, in.Witness); code != ErrOK {
+		return newError(code, i, nil)
 	}
 	return nil
 }

@@ -125,6 +125,9 @@ func parseScriptCases(t testing.TB, path string, limit bool) []scriptCase {
 		if c.flags&CleanStack != 0 {
 			c.flags |= P2SH | Witness
 		}
+		if _, ok := ErrorCodeByName(expect); !ok {
+			t.Fatalf("row %d: expected error %q is not an ErrorCode name", i, expect)
+		}
 		c.expect = expect
 		c.name = fmt.Sprintf("row%d[%s|%s|%s|%s]", i, sigStr, pkStr, flagStr, expect)
 		if len(row) > pos+4 {
@@ -181,8 +184,8 @@ func runScriptCases(t *testing.T, e Engine, cases []scriptCase, skip func(script
 				t.Errorf("%s: want %s, got %v", c.name, c.expect, err)
 				continue
 			}
-			if !sameErrorClass(se.Name, c.expect) {
-				classMismatch = append(classMismatch, fmt.Sprintf("%s: got %s (%v)", c.name, se.Name, se.Err))
+			if !sameErrorClass(se.Code.Name(), c.expect) {
+				classMismatch = append(classMismatch, fmt.Sprintf("%s: got %s (%v)", c.name, se.Code.Name(), se.Err))
 			}
 		}
 		for _, fn := range flagNames {

@@ -48,20 +48,20 @@ func (e *NativeEngine) lookups() bool {
 }
 
 // checkSchnorr is Core's CheckSchnorrSignature; pub is 32 bytes.
-func (m *vm) checkSchnorr(sig, pub []byte, sv sigVersion) string {
+func (m *vm) checkSchnorr(sig, pub []byte, sv sigVersion) ErrorCode {
 	if len(sig) != 64 && len(sig) != 65 {
-		return "SCHNORR_SIG_SIZE"
+		return ErrSchnorrSigSize
 	}
 	ht := byte(0)
 	if len(sig) == 65 {
 		ht = sig[64]
 		if ht == 0 {
-			return "SCHNORR_SIG_HASHTYPE"
+			return ErrSchnorrSigHashType
 		}
 		sig = sig[:64]
 	}
 	if !m.taprootSigHash(ht, sv) {
-		return "SCHNORR_SIG_HASHTYPE"
+		return ErrSchnorrSigHashType
 	}
 	e := m.p.eng
 	var k [32]byte
@@ -69,16 +69,16 @@ func (m *vm) checkSchnorr(sig, pub []byte, sv sigVersion) string {
 	if look {
 		k = e.cache.schnorrKey(m.scratch, &m.sum, pub, sig)
 		if e.cache.contains(&k) {
-			return ""
+			return ErrOK
 		}
 	}
 	if !e.verifier.VerifySchnorr([32]byte(pub), [64]byte(sig), m.sum) {
-		return "SCHNORR_SIG"
+		return ErrSchnorrSig
 	}
 	if look && !e.noStore {
 		e.cache.insert(&k)
 	}
-	return ""
+	return ErrOK
 }
 
 // w32 writes a little-endian integer through m's scratch.

@@ -229,7 +229,7 @@ func taprootReference(t *testing.T, e Engine, dir string, ents []os.DirEntry) {
 					default:
 						mu.Lock()
 						failedN++
-						failNames[err.(*Error).Name]++
+						failNames[err.(*Error).Code.Name()]++
 						mu.Unlock()
 					}
 				}

@@ -248,7 +248,7 @@ func TestRejectReason(t *testing.T) {
 		t.Errorf("RejectReason %q", got)
 	}
 	var se *Error
-	if !errors.As(err, &se) || se.Name != "EVAL_FALSE" || se.Input != 0 {
+	if !errors.As(err, &se) || se.Code != ErrEvalFalse || se.Input != 0 || !errors.Is(err, ErrEvalFalse) || errors.Is(err, ErrVerify) {
 		t.Errorf("error %#v", err)
 	}
 	if got := RejectReason(errors.New("x")); got != "block-script-verify-flag-failed (unknown error)" {
@@ -264,7 +264,7 @@ func TestRejectReason(t *testing.T) {
 	if _, err := NewBtcdEngine().Prepare(tx, nil); !errors.Is(err, ErrPrevoutCount) {
 		t.Errorf("prevouts: %v", err)
 	}
-	if ErrorString("NULLFAIL") != "Signature must be zero for failed CHECK(MULTI)SIG operation" {
-		t.Error("ErrorString")
+	if ErrNullFail.Text() != "Signature must be zero for failed CHECK(MULTI)SIG operation" || ErrNullFail.Name() != "NULLFAIL" {
+		t.Error("ErrNullFail")
 	}
 }

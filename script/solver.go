@@ -150,7 +150,7 @@ func scriptNumber(op byte, data []byte, lo, hi int) (int, bool) {
 			return 0, false
 		}
 		n, err := decodeNum(data, true, 4)
-		if err != "" {
+		if err != ErrOK {
 			return 0, false
 		}
 		v = clampInt(n)

@@ -95,7 +95,7 @@ func TestDumpParallelErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src.txids, src.recs = append(src.txids, txid), append(src.recs, rec)
+		src.txids, src.recs = append(src.txids, txid), append(src.recs, rec.Bytes())
 	}
 	for i := 1; i < len(src.txids); i++ {
 		if bytes.Compare(src.txids[i-1][:], src.txids[i][:]) >= 0 {

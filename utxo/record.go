@@ -19,9 +19,11 @@ import (
 // prefix) is not part of the value. All varints are Core's VARINT, amounts
 // and scripts use Core's compressor.cpp encodings.
 //
-// Every record has exactly one encoding. All decoders validate the whole
-// record and reject anything the encoder would not produce with an error
-// wrapping ErrNonCanonical.
+// Every record has exactly one encoding. A record is parsed once:
+// ParseRecord (or DecodeRecord) validates the whole record and rejects
+// anything the encoder would not produce with an error wrapping
+// ErrNonCanonical; the Record it returns, like the ones EncodeRecord, With
+// and Without build, is known canonical, so its accessors cannot fail.
 
 // ErrNonCanonical reports record bytes that are not the canonical v5
 // encoding of any record.
@@ -56,17 +58,15 @@ type recordLayout struct {
 	n        int    // number of entries
 	dirStart int    // offset of the first directory entry
 	payStart int    // offset of the first payload
-	special  int    // total length of the decompressed special scripts
 }
 
 // recordEntry is one directory entry as read back.
 type recordEntry struct {
 	vout    uint32
-	dirLen  int // bytes of the directory entry
 	payload []byte
 }
 
-// recordDirIter walks a directory whose structure parseRecord validated.
+// recordDirIter walks a canonical record's directory.
 type recordDirIter struct {
 	b          []byte
 	dpos, ppos int
@@ -78,14 +78,12 @@ func (l *recordLayout) iter(b []byte) recordDirIter {
 	return recordDirIter{b: b, dpos: l.dirStart, ppos: l.payStart, first: true}
 }
 
-// next returns the next entry; only valid on a record parseRecord accepted,
-// and only n times.
+// next returns the next entry; only valid on a canonical record (or one
+// whose directory parseDirectory accepted), and only n times.
 func (it *recordDirIter) next() recordEntry {
-	start := it.dpos
-	gap, k, _ := ReadVarInt(it.b[it.dpos:], math.MaxUint32)
-	it.dpos += k
-	plen, k, _ := ReadVarInt(it.b[it.dpos:], maxPayloadLen)
-	it.dpos += k
+	gap, dpos := readValidVarInt(it.b, it.dpos)
+	plen, dpos := readValidVarInt(it.b, dpos)
+	it.dpos = dpos
 	v := gap
 	if !it.first {
 		v = it.prev + 1 + gap
@@ -93,7 +91,32 @@ func (it *recordDirIter) next() recordEntry {
 	it.first, it.prev = false, v
 	p := it.b[it.ppos : it.ppos+int(plen)]
 	it.ppos += int(plen)
-	return recordEntry{vout: uint32(v), dirLen: it.dpos - start, payload: p}
+	return recordEntry{vout: uint32(v), payload: p}
+}
+
+// readValidVarInt reads the VARINT at b[pos:] of a canonical record (or a
+// directory parseDirectory accepted) and returns it and the position after
+// it.
+func readValidVarInt(b []byte, pos int) (uint64, int) {
+	var n uint64
+	for {
+		c := b[pos]
+		pos++
+		n = n<<7 | uint64(c&0x7f)
+		if c&0x80 == 0 {
+			return n, pos
+		}
+		n++
+	}
+}
+
+// skipVarInt returns the position after the VARINT at b[pos:] of a
+// canonical record.
+func skipVarInt(b []byte, pos int) int {
+	for b[pos]&0x80 != 0 {
+		pos++
+	}
+	return pos + 1
 }
 
 // parseRecord validates b completely (structure and every payload) and
@@ -107,12 +130,8 @@ func parseRecord(b []byte) (recordLayout, error) {
 	it := l.iter(b)
 	for i := 0; i < l.n; i++ {
 		e := it.next()
-		_, nSize, _, err := parsePayload(e.payload)
-		if err != nil {
+		if _, _, _, err := parsePayload(e.payload); err != nil {
 			return l, fmt.Errorf("entry %d (vout %d): %w", i, e.vout, err)
-		}
-		if nSize < numSpecialScripts {
-			l.special += specialScriptLen(nSize)
 		}
 	}
 	return l, nil
@@ -120,7 +139,7 @@ func parseRecord(b []byte) (recordLayout, error) {
 
 // parseDirectory validates b's header and directory (pass 1: where the
 // payloads start, their lengths adding up to the rest of b), not the
-// payloads themselves; l.special stays 0.
+// payloads themselves.
 func parseDirectory(b []byte) (recordLayout, error) {
 	var l recordLayout
 	code, k, err := ReadVarInt(b, maxRecordCode)
@@ -208,10 +227,19 @@ func parsePayload(p []byte) (value int64, nSize uint64, data []byte, err error) 
 	return int64(v), nSize, data, nil
 }
 
-// payloadCoin materialises a validated payload. Raw scripts alias the
-// payload; special scripts are appended to arena, which is returned grown.
+// validPayload splits a canonical payload into its value, script size code
+// and script data, as parsePayload does without the checks.
+func validPayload(p []byte) (value int64, nSize uint64, data []byte) {
+	x, k := readValidVarInt(p, 0)
+	nSize, k = readValidVarInt(p, k)
+	return int64(DecompressAmount(x)), nSize, p[k:]
+}
+
+// payloadCoin materialises a canonical payload. A raw script aliases the
+// payload; a special script is appended to arena, which is returned grown
+// (allocated at the script's size when nil).
 func payloadCoin(p []byte, code uint64, arena []byte) (Coin, []byte) {
-	v, nSize, data, _ := parsePayload(p)
+	v, nSize, data := validPayload(p)
 	c := Coin{Value: v, Height: uint32(code >> 1), Coinbase: code&1 == 1}
 	if nSize >= numSpecialScripts {
 		c.Script = data
@@ -223,7 +251,7 @@ func payloadCoin(p []byte, code uint64, arena []byte) (Coin, []byte) {
 		arena = make([]byte, 0, specialScriptLen(nSize))
 	}
 	start := len(arena)
-	arena, _ = appendDecompressedSpecial(arena, nSize, data)
+	arena, _ = appendDecompressedSpecial(arena, nSize, data) // the form was checked when parsed
 	c.Script = arena[start:len(arena):len(arena)]
 	return c, arena
 }
@@ -274,27 +302,76 @@ func appendPayload(dst []byte, c Coin) []byte {
 	return append(dst, c.Script...)
 }
 
-// EncodeRecord appends the v5 record of outs to dst. outs must be non-empty,
-// strictly increasing by Index, and share one Height and Coinbase flag (one
-// transaction's outputs); values must be in 0..MaxMoney and scripts at most
-// MaxScriptSize bytes. Otherwise it fails with ErrRecordCoin and returns dst
-// unchanged.
-func EncodeRecord(dst []byte, outs []IndexedCoin) ([]byte, error) {
+// Record is one transaction's unspent outputs in the v5 record encoding,
+// parsed once: ParseRecord or DecodeRecord validated its bytes, or
+// EncodeRecord, With or Without built them, so none of its accessors can
+// fail. The zero Record stands for "no record" (no unspent output): Len 0,
+// Bytes nil. A Record aliases the bytes it was parsed from or built in;
+// they must stay unmodified while it is in use.
+type Record struct{ b []byte }
+
+// ParseRecord validates b completely (structure and every payload) and
+// returns it as a Record aliasing b; invalid input (an empty b included)
+// fails with an error wrapping ErrNonCanonical.
+func ParseRecord(b []byte) (Record, error) {
+	if _, err := parseRecord(b); err != nil {
+		return Record{}, err
+	}
+	return Record{b: b}, nil
+}
+
+// DecodeRecord is ParseRecord that also appends the record's outputs to dst
+// in index order, in the same pass over the payloads. Raw scripts alias b;
+// the special (compressed) forms are decompressed into arena (appended,
+// grown as needed), which it returns for reuse: a walk that hands out coins
+// valid only during a call decodes every record into the same arena, with
+// no allocation per record. On error dst is returned unchanged.
+func DecodeRecord(b []byte, dst []IndexedCoin, arena []byte) (Record, []IndexedCoin, []byte, error) {
+	l, err := parseDirectory(b)
+	if err != nil {
+		return Record{}, dst, arena, err
+	}
+	n0 := len(dst)
+	it := l.iter(b)
+	for i := 0; i < l.n; i++ {
+		e := it.next()
+		v, nSize, data, err := parsePayload(e.payload)
+		if err != nil {
+			return Record{}, dst[:n0], arena, fmt.Errorf("entry %d (vout %d): %w", i, e.vout, err)
+		}
+		c := Coin{Value: v, Height: uint32(l.code >> 1), Coinbase: l.code&1 == 1, Script: data}
+		if nSize < numSpecialScripts {
+			start := len(arena)
+			arena, _ = appendDecompressedSpecial(arena, nSize, data) // parsePayload checked the form
+			c.Script = arena[start:len(arena):len(arena)]
+		}
+		dst = append(dst, IndexedCoin{Index: e.vout, Coin: c})
+	}
+	return Record{b: b}, dst, arena, nil
+}
+
+// EncodeRecord appends the v5 record of outs to dst and returns it. outs
+// must be non-empty, strictly increasing by Index, and share one Height and
+// Coinbase flag (one transaction's outputs); values must be in 0..MaxMoney
+// and scripts at most MaxScriptSize bytes. Otherwise it fails with
+// ErrRecordCoin and dst is left unchanged.
+func EncodeRecord(dst []byte, outs []IndexedCoin) (Record, error) {
 	if len(outs) == 0 {
-		return dst, fmt.Errorf("%w: no outputs", ErrRecordCoin)
+		return Record{}, fmt.Errorf("%w: no outputs", ErrRecordCoin)
 	}
 	code := coinCode(outs[0].Coin)
 	for i := range outs {
 		if err := checkRecordCoin(outs[i].Coin); err != nil {
-			return dst, err
+			return Record{}, err
 		}
 		if coinCode(outs[i].Coin) != code {
-			return dst, fmt.Errorf("%w: outputs of different heights or coinbase flags", ErrRecordCoin)
+			return Record{}, fmt.Errorf("%w: outputs of different heights or coinbase flags", ErrRecordCoin)
 		}
 		if i > 0 && outs[i].Index <= outs[i-1].Index {
-			return dst, fmt.Errorf("%w: output indices not strictly increasing", ErrRecordCoin)
+			return Record{}, fmt.Errorf("%w: output indices not strictly increasing", ErrRecordCoin)
 		}
 	}
+	start := len(dst)
 	dst = AppendVarInt(dst, code)
 	dst = AppendVarInt(dst, uint64(len(outs)))
 	for i := range outs {
@@ -308,135 +385,123 @@ func EncodeRecord(dst []byte, outs []IndexedCoin) ([]byte, error) {
 	for i := range outs {
 		dst = appendPayload(dst, outs[i].Coin)
 	}
-	return dst, nil
+	return Record{b: dst[start:]}, nil
 }
 
-// DecodeRecord validates b and appends its outputs to dst in index order.
-// Raw scripts alias b; the special (compressed) forms are decompressed into
-// one newly allocated buffer shared by the returned coins. Invalid input
-// fails with an error wrapping ErrNonCanonical and returns dst unchanged.
-func DecodeRecord(b []byte, dst []IndexedCoin) ([]IndexedCoin, error) {
-	// Validate everything first, which also sizes the one allocation; the
-	// one-pass DecodeRecordArena is checked against this (FuzzRecordDecode).
-	l, err := parseRecord(b)
-	if err != nil {
-		return dst, err
+// Bytes returns the record's encoding (nil for the zero Record).
+func (r Record) Bytes() []byte { return r.b }
+
+// Len is the number of outputs (0 for the zero Record).
+func (r Record) Len() int {
+	if len(r.b) == 0 {
+		return 0
 	}
-	var arena []byte
-	if l.special > 0 {
-		arena = make([]byte, 0, l.special)
-	}
-	it := l.iter(b)
-	for i := 0; i < l.n; i++ {
-		e := it.next()
-		var c Coin
-		c, arena = payloadCoin(e.payload, l.code, arena)
-		dst = append(dst, IndexedCoin{Index: e.vout, Coin: c})
-	}
-	return dst, nil
+	n, _ := readValidVarInt(r.b, skipVarInt(r.b, 0))
+	return int(n)
 }
 
-// DecodeRecordArena is DecodeRecord with the special scripts decompressed
-// into arena (appended, grown as needed), which it returns for reuse: a walk
-// that hands out coins valid only during a call decodes every record into
-// the same arena, with no allocation per record. On error dst is returned
-// unchanged.
-func DecodeRecordArena(b []byte, dst []IndexedCoin, arena []byte) ([]IndexedCoin, []byte, error) {
-	// One pass over the payloads, validating and decoding each (DecodeRecord
-	// validates all of them first, then parses them again).
-	l, err := parseDirectory(b)
-	if err != nil {
-		return dst, arena, err
+// FirstIndex is the lowest output index (records hold their outputs sorted
+// by index); 0 for the zero Record.
+func (r Record) FirstIndex() uint32 {
+	if len(r.b) == 0 {
+		return 0
 	}
-	n0 := len(dst)
-	it := l.iter(b)
+	pos := skipVarInt(r.b, skipVarInt(r.b, 0))
+	v, _ := readValidVarInt(r.b, pos)
+	return uint32(v)
+}
+
+// layout reads the header and directory of the canonical record r.
+func (r Record) layout() recordLayout {
+	b := r.b
+	code, pos := readValidVarInt(b, 0)
+	n, pos := readValidVarInt(b, pos)
+	l := recordLayout{code: code, n: int(n), dirStart: pos}
 	for i := 0; i < l.n; i++ {
-		e := it.next()
-		v, nSize, data, err := parsePayload(e.payload)
-		if err != nil {
-			return dst[:n0], arena, fmt.Errorf("entry %d (vout %d): %w", i, e.vout, err)
+		pos = skipVarInt(b, skipVarInt(b, pos))
+	}
+	l.payStart = pos
+	return l
+}
+
+// Get returns the coin at output index vout, with found=false if the record
+// does not hold it. A raw script aliases the record; a special form is
+// decompressed into a new allocation.
+func (r Record) Get(vout uint32) (c Coin, found bool) {
+	if len(r.b) == 0 {
+		return Coin{}, false
+	}
+	// One walk of the directory: vout's payload offset, then the rest of
+	// the directory to where the payloads start.
+	b := r.b
+	code, pos := readValidVarInt(b, 0)
+	n, pos := readValidVarInt(b, pos)
+	var v uint64
+	off, plen := 0, -1
+	for i := 0; i < int(n); i++ {
+		gap, p := readValidVarInt(b, pos)
+		l, p := readValidVarInt(b, p)
+		pos = p
+		if i > 0 {
+			gap += v + 1
 		}
+		v = gap
+		if v == uint64(vout) {
+			plen = int(l)
+			for i++; i < int(n); i++ {
+				pos = skipVarInt(b, skipVarInt(b, pos))
+			}
+			break
+		}
+		if v > uint64(vout) {
+			return Coin{}, false
+		}
+		off += int(l)
+	}
+	if plen < 0 {
+		return Coin{}, false
+	}
+	c, _ = payloadCoin(b[pos+off:pos+off+plen], code, nil)
+	return c, true
+}
+
+// AppendCoins appends the record's outputs to dst in index order. Raw
+// scripts alias the record; the special (compressed) forms are decompressed
+// into arena (appended, grown as needed), which it returns for reuse.
+func (r Record) AppendCoins(dst []IndexedCoin, arena []byte) ([]IndexedCoin, []byte) {
+	if len(r.b) == 0 {
+		return dst, arena
+	}
+	l := r.layout()
+	it := l.iter(r.b)
+	for i := 0; i < l.n; i++ {
+		e := it.next()
+		v, nSize, data := validPayload(e.payload)
 		c := Coin{Value: v, Height: uint32(l.code >> 1), Coinbase: l.code&1 == 1, Script: data}
 		if nSize < numSpecialScripts {
 			start := len(arena)
-			arena, _ = appendDecompressedSpecial(arena, nSize, data) // parsePayload checked the form
+			arena, _ = appendDecompressedSpecial(arena, nSize, data) // the form was checked when parsed
 			c.Script = arena[start:len(arena):len(arena)]
 		}
 		dst = append(dst, IndexedCoin{Index: e.vout, Coin: c})
 	}
-	return dst, arena, nil
+	return dst, arena
 }
 
-// RecordLen validates b and returns its number of outputs.
-func RecordLen(b []byte) (int, error) {
-	l, err := parseRecord(b)
-	return l.n, err
-}
-
-// RecordFirstIndex validates b and returns its lowest output index (records
-// hold at least one output, sorted by index).
-func RecordFirstIndex(b []byte) (uint32, error) {
-	l, err := parseRecord(b)
-	if err != nil {
-		return 0, err
+// Without appends to dst the record without output vout and returns it;
+// found=false (dst unchanged, r returned) if the record does not hold vout.
+// When vout was the only output the result is the zero Record and nothing
+// is appended (the caller deletes the key). dst must not overlap r.
+func (r Record) Without(dst []byte, vout uint32) (rest Record, found bool) {
+	if len(r.b) == 0 {
+		return r, false
 	}
-	return l.first(b), nil
-}
-
-// first is the lowest output index of b, whose directory l describes (a
-// record holds at least one output).
-func (l *recordLayout) first(b []byte) uint32 {
-	it := l.iter(b)
-	return it.next().vout
-}
-
-// RecordGet validates b and returns the coin at output index vout, with
-// found=false if the record does not hold it. A raw script aliases b; a
-// special form is decompressed into a new allocation.
-func RecordGet(b []byte, vout uint32) (c Coin, found bool, err error) {
-	l, err := parseRecord(b)
-	if err != nil {
-		return Coin{}, false, err
-	}
-	it := l.iter(b)
-	for i := 0; i < l.n; i++ {
-		e := it.next()
-		if e.vout == vout {
-			c, _ = payloadCoin(e.payload, l.code, nil)
-			return c, true, nil
-		}
-		if e.vout > vout {
-			break
-		}
-	}
-	return Coin{}, false, nil
-}
-
-// RecordRemove validates b and appends to dst the record without output
-// vout, returning the removed coin. If vout is absent it returns dst
-// unchanged with found=false. If vout was the record's last output nothing
-// is appended (the caller deletes the key). dst must not overlap b; the
-// removed coin's raw script aliases b.
-func RecordRemove(dst, b []byte, vout uint32) (rec []byte, removed Coin, found bool, err error) {
-	l, err := parseRecord(b)
-	if err != nil {
-		return dst, Coin{}, false, err
-	}
-	dst, payload, found := l.without(dst, b, vout)
-	if !found {
-		return dst, Coin{}, false, nil
-	}
-	removed, _ = payloadCoin(payload, l.code, nil)
-	return dst, removed, true, nil
-}
-
-// without appends to dst the record b (whose directory l describes) without
-// output vout and returns vout's payload; found=false (dst unchanged) if b
-// does not hold vout. Nothing is appended when vout was the only output.
-func (l *recordLayout) without(dst, b []byte, vout uint32) (rec, payload []byte, found bool) {
+	l := r.layout()
+	b := r.b
 	// Locate the entry and its payload offset.
 	it := l.iter(b)
 	idx, off := -1, 0
+	var payload []byte
 	for i := 0; i < l.n; i++ {
 		e := it.next()
 		if e.vout == vout {
@@ -449,11 +514,12 @@ func (l *recordLayout) without(dst, b []byte, vout uint32) (rec, payload []byte,
 		off += len(e.payload)
 	}
 	if idx < 0 {
-		return dst, nil, false
+		return r, false
 	}
 	if l.n == 1 {
-		return dst, payload, true
+		return Record{}, true
 	}
+	start := len(dst)
 	dst = AppendVarInt(dst, l.code)
 	dst = AppendVarInt(dst, uint64(l.n-1))
 	it = l.iter(b)
@@ -475,29 +541,27 @@ func (l *recordLayout) without(dst, b []byte, vout uint32) (rec, payload []byte,
 	pay := b[l.payStart:]
 	dst = append(dst, pay[:off]...)
 	dst = append(dst, pay[off+len(payload):]...)
-	return dst, payload, true
+	return Record{b: dst[start:]}, true
 }
 
-// RecordAdd appends to dst the record b with output vout = c added. An empty
-// b stands for "no record yet" (a new transaction). It fails with
-// ErrRecordDuplicate if vout is present, ErrRecordCoin if c cannot be stored
-// or its height/coinbase flag differs from the record's (the BIP30 overwrite
-// of a still-unspent duplicate coinbase must replace the whole record), and
-// an ErrNonCanonical error for invalid b; on error dst is returned
-// unchanged. dst must not overlap b.
-func RecordAdd(dst, b []byte, vout uint32, c Coin) ([]byte, error) {
-	if len(b) == 0 {
+// With appends to dst the record with output vout = c added and returns it;
+// on the zero Record (no record yet: a new transaction) the result holds c
+// alone. It fails with ErrRecordDuplicate if vout is present, and with
+// ErrRecordCoin if c cannot be stored or its height/coinbase flag differs
+// from the record's (the BIP30 overwrite of a still-unspent duplicate
+// coinbase must replace the whole record); on error dst is left unchanged.
+// dst must not overlap r.
+func (r Record) With(dst []byte, vout uint32, c Coin) (Record, error) {
+	if len(r.b) == 0 {
 		return EncodeRecord(dst, []IndexedCoin{{Index: vout, Coin: c}})
 	}
 	if err := checkRecordCoin(c); err != nil {
-		return dst, err
+		return Record{}, err
 	}
-	l, err := parseRecord(b)
-	if err != nil {
-		return dst, err
-	}
+	l := r.layout()
+	b := r.b
 	if coinCode(c) != l.code {
-		return dst, fmt.Errorf("%w: height %d coinbase %v differs from the record's height %d coinbase %v",
+		return Record{}, fmt.Errorf("%w: height %d coinbase %v differs from the record's height %d coinbase %v",
 			ErrRecordCoin, c.Height, c.Coinbase, l.code>>1, l.code&1 == 1)
 	}
 	// Find the insertion position (first entry with a larger vout) and its
@@ -507,7 +571,7 @@ func RecordAdd(dst, b []byte, vout uint32, c Coin) ([]byte, error) {
 	for i := 0; i < l.n; i++ {
 		e := it.next()
 		if e.vout == vout {
-			return dst, fmt.Errorf("%w: vout %d", ErrRecordDuplicate, vout)
+			return Record{}, fmt.Errorf("%w: vout %d", ErrRecordDuplicate, vout)
 		}
 		if e.vout > vout {
 			pos = i
@@ -516,6 +580,7 @@ func RecordAdd(dst, b []byte, vout uint32, c Coin) ([]byte, error) {
 		off += len(e.payload)
 	}
 	plen := payloadLen(c)
+	start := len(dst)
 	dst = AppendVarInt(dst, l.code)
 	dst = AppendVarInt(dst, uint64(l.n+1))
 	it = l.iter(b)
@@ -543,5 +608,5 @@ func RecordAdd(dst, b []byte, vout uint32, c Coin) ([]byte, error) {
 	dst = append(dst, pay[:off]...)
 	dst = appendPayload(dst, c)
 	dst = append(dst, pay[off:]...)
-	return dst, nil
+	return Record{b: dst[start:]}, nil
 }

@@ -36,10 +36,10 @@ func TestRecordCoreCoinVectors(t *testing.T) {
 		want := append([]byte{}, core[:tc.code]...)
 		want = append(want, 1, 0, byte(len(payload))) // n=1, gap=vout 0, len
 		want = append(want, payload...)
-		if !bytes.Equal(rec, want) {
-			t.Errorf("record %x, want %x (Core coin %s)", rec, want, tc.core)
+		if !bytes.Equal(rec.Bytes(), want) {
+			t.Errorf("record %x, want %x (Core coin %s)", rec.Bytes(), want, tc.core)
 		}
-		got, err := DecodeRecord(rec, nil)
+		_, got, _, err := DecodeRecord(rec.Bytes(), nil, nil)
 		if err != nil || len(got) != 1 || !coinEqual(got[0].Coin, tc.coin) {
 			t.Errorf("decode %s: %+v %v", tc.core, got, err)
 		}
@@ -95,16 +95,16 @@ func randValue(r *rand.Rand) int64 {
 }
 
 // Random add/remove sequences against a plain map model: after every
-// operation the record decodes to exactly the model's outputs, RecordGet
-// agrees for present and absent vouts, and re-encoding from the model gives
-// the same bytes (canonical form).
+// operation the record decodes to exactly the model's outputs, Get agrees
+// for present and absent vouts, and re-encoding from the model gives the
+// same bytes (canonical form).
 func TestRecordAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for round := 0; round < 30; round++ {
 		height := r.Uint32()
 		coinbase := r.IntN(2) == 0
 		model := map[uint32]Coin{}
-		var rec []byte
+		var rec Record
 		voutRange := []uint32{8, 200, 70000, 1<<32 - 1}[r.IntN(4)]
 		for step := 0; step < 60; step++ {
 			vout := uint32(r.Uint64N(uint64(voutRange) + 1))
@@ -114,9 +114,10 @@ func TestRecordAgainstModel(t *testing.T) {
 					keys := slices.Sorted(maps.Keys(model))
 					vout = keys[r.IntN(len(keys))]
 				}
-				next, removed, found, err := RecordRemove(nil, rec, vout)
-				if err != nil {
-					t.Fatal(err)
+				removed, gotFound := rec.Get(vout)
+				next, found := rec.Without(nil, vout)
+				if found != gotFound {
+					t.Fatalf("remove %d: Without found %v, Get %v", vout, found, gotFound)
 				}
 				want, ok := model[vout]
 				if found != ok || (ok && !coinEqual(removed, want)) {
@@ -128,7 +129,7 @@ func TestRecordAgainstModel(t *testing.T) {
 				}
 			} else {
 				c := Coin{Value: randValue(r), Height: height, Coinbase: coinbase, Script: randScript(r)}
-				next, err := RecordAdd(nil, rec, vout, c)
+				next, err := rec.With(nil, vout, c)
 				if _, dup := model[vout]; dup {
 					if !errors.Is(err, ErrRecordDuplicate) {
 						t.Fatalf("duplicate add %d: %v", vout, err)
@@ -142,25 +143,23 @@ func TestRecordAgainstModel(t *testing.T) {
 				rec = next
 			}
 			checkRecordModel(t, rec, model, voutRange)
-			if len(rec) > 0 {
-				checkValidAgrees(t, rec)
-			}
 		}
 	}
 }
 
-func checkRecordModel(t *testing.T, rec []byte, model map[uint32]Coin, voutRange uint32) {
+func checkRecordModel(t *testing.T, rec Record, model map[uint32]Coin, voutRange uint32) {
 	t.Helper()
 	if len(model) == 0 {
-		if len(rec) != 0 {
-			t.Fatalf("empty model but record %x", rec)
+		if rec.Bytes() != nil || rec.Len() != 0 {
+			t.Fatalf("empty model but record %x", rec.Bytes())
 		}
 		return
 	}
-	got, err := DecodeRecord(rec, nil)
+	parsed, err := ParseRecord(rec.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
+	got, _ := parsed.AppendCoins(nil, nil)
 	keys := slices.Sorted(maps.Keys(model))
 	if len(got) != len(keys) {
 		t.Fatalf("decoded %d outputs, model %d", len(got), len(keys))
@@ -175,37 +174,69 @@ func checkRecordModel(t *testing.T, rec []byte, model map[uint32]Coin, voutRange
 	// Into an arena that already holds bytes and is too small: appended
 	// after them, the same coins.
 	arena := append(make([]byte, 0, 5), 1, 2, 3)
-	viaArena, arena, err := DecodeRecordArena(rec, nil, arena)
+	_, viaArena, arena, err := DecodeRecord(rec.Bytes(), nil, arena)
 	if err != nil || len(viaArena) != len(got) || !bytes.Equal(arena[:3], []byte{1, 2, 3}) {
-		t.Fatalf("DecodeRecordArena: %d outputs, %v, arena prefix %x", len(viaArena), err, arena[:3])
+		t.Fatalf("DecodeRecord: %d outputs, %v, arena prefix %x", len(viaArena), err, arena[:3])
 	}
 	for i := range got {
 		if viaArena[i].Index != got[i].Index || !coinEqual(viaArena[i].Coin, got[i].Coin) {
-			t.Fatalf("DecodeRecordArena output %d: %+v, DecodeRecord %+v", i, viaArena[i], got[i])
+			t.Fatalf("DecodeRecord output %d: %+v, AppendCoins %+v", i, viaArena[i], got[i])
 		}
 	}
-	for _, i := range []int{0, len(keys) / 2, len(keys) - 1} {
-		k := keys[i]
-		c, found, err := RecordGet(rec, k)
-		if err != nil || !found || !coinEqual(c, model[k]) {
-			t.Fatalf("RecordGet(%d): %+v %v %v", k, c, found, err)
-		}
-	}
-	if n, err := RecordLen(rec); err != nil || n != len(keys) {
-		t.Fatalf("RecordLen %d %v", n, err)
-	}
+	checkRecordAccessors(t, rec, got)
 	absent := keys[len(keys)-1] + 1
 	if absent != 0 && absent <= voutRange {
-		if _, found, err := RecordGet(rec, absent); found || err != nil {
-			t.Fatalf("RecordGet(absent %d): %v %v", absent, found, err)
+		if _, found := rec.Get(absent); found {
+			t.Fatalf("Get(absent %d) found", absent)
 		}
 	}
 	enc, err := EncodeRecord(nil, want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(enc, rec) {
-		t.Fatalf("incremental record %x != fresh encoding %x", rec, enc)
+	if !bytes.Equal(enc.Bytes(), rec.Bytes()) {
+		t.Fatalf("incremental record %x != fresh encoding %x", rec.Bytes(), enc.Bytes())
+	}
+}
+
+// checkRecordAccessors requires rec's accessors to agree with outs, its
+// decoded outputs: Len, FirstIndex, Get of every output and of the vouts
+// around them, and Without for each.
+func checkRecordAccessors(t testing.TB, rec Record, outs []IndexedCoin) {
+	if rec.Len() != len(outs) || rec.FirstIndex() != outs[0].Index {
+		t.Fatalf("Len %d FirstIndex %d, decoded %d outputs from %d", rec.Len(), rec.FirstIndex(), len(outs), outs[0].Index)
+	}
+	present := map[uint32]int{}
+	for i, o := range outs {
+		present[o.Index] = i
+	}
+	for _, o := range outs {
+		for _, v := range []uint32{o.Index - 1, o.Index, o.Index + 1} {
+			i, want := present[v]
+			c, found := rec.Get(v)
+			if found != want || (found && (!coinEqual(c, outs[i].Coin))) {
+				t.Fatalf("Get(%d): %+v %v", v, c, found)
+			}
+			rest, found := rec.Without([]byte{7}, v)
+			if found != want {
+				t.Fatalf("Without(%d): found %v", v, found)
+			}
+			switch {
+			case !found:
+				if !bytes.Equal(rest.Bytes(), rec.Bytes()) {
+					t.Fatalf("Without(%d) absent changed the record", v)
+				}
+			case len(outs) == 1:
+				if rest.Bytes() != nil || rest.Len() != 0 {
+					t.Fatalf("Without(%d) of the only output: %x", v, rest.Bytes())
+				}
+			default:
+				wantRest, _ := EncodeRecord(nil, slices.Delete(slices.Clone(outs), i, i+1))
+				if !bytes.Equal(rest.Bytes(), wantRest.Bytes()) {
+					t.Fatalf("Without(%d): %x, want %x", v, rest.Bytes(), wantRest.Bytes())
+				}
+			}
+		}
 	}
 }
 
@@ -221,18 +252,20 @@ func TestRecordEncodeErrors(t *testing.T) {
 		"above max":      {{1, Coin{Value: MaxMoney + 1}}},
 		"long script":    {{1, Coin{Script: make([]byte, MaxScriptSize+1)}}},
 	} {
-		dst := []byte{9}
-		got, err := EncodeRecord(dst, outs)
-		if !errors.Is(err, ErrRecordCoin) || !bytes.Equal(got, dst) {
-			t.Errorf("%s: %x %v", name, got, err)
+		got, err := EncodeRecord([]byte{9}, outs)
+		if !errors.Is(err, ErrRecordCoin) || got.Bytes() != nil {
+			t.Errorf("%s: %x %v", name, got.Bytes(), err)
 		}
 	}
 	rec, _ := EncodeRecord(nil, []IndexedCoin{{1, c}})
-	if _, err := RecordAdd(nil, rec, 2, Coin{Value: 1, Height: 6}); !errors.Is(err, ErrRecordCoin) {
+	if _, err := rec.With(nil, 2, Coin{Value: 1, Height: 6}); !errors.Is(err, ErrRecordCoin) {
 		t.Errorf("add with other height: %v", err)
 	}
-	if _, err := RecordAdd(nil, rec, 1, c); !errors.Is(err, ErrRecordDuplicate) {
+	if _, err := rec.With(nil, 1, c); !errors.Is(err, ErrRecordDuplicate) {
 		t.Errorf("add duplicate: %v", err)
+	}
+	if _, err := rec.With(nil, 2, Coin{Value: -1, Height: 5}); !errors.Is(err, ErrRecordCoin) {
+		t.Errorf("add negative value: %v", err)
 	}
 	// MaxScriptSize itself is fine.
 	if _, err := EncodeRecord(nil, []IndexedCoin{{0, Coin{Script: make([]byte, MaxScriptSize)}}}); err != nil {
@@ -275,23 +308,12 @@ func TestRecordRejectsNonCanonical(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: bad test hex: %v", tc.name, err)
 		}
-		if _, err := DecodeRecord(b, nil); !errors.Is(err, ErrNonCanonical) {
-			t.Errorf("%s: DecodeRecord err %v, want ErrNonCanonical", tc.name, err)
+		if r, err := ParseRecord(b); !errors.Is(err, ErrNonCanonical) || r.Bytes() != nil {
+			t.Errorf("%s: ParseRecord err %v, want ErrNonCanonical", tc.name, err)
 		}
 		keep := []IndexedCoin{{Index: 9}}
-		if got, _, err := DecodeRecordArena(b, keep, nil); !errors.Is(err, ErrNonCanonical) || len(got) != 1 {
-			t.Errorf("%s: DecodeRecordArena err %v, %d coins; want ErrNonCanonical and dst unchanged", tc.name, err, len(got))
-		}
-		if _, _, _, err := RecordRemove(nil, b, 0); !errors.Is(err, ErrNonCanonical) {
-			t.Errorf("%s: RecordRemove err %v", tc.name, err)
-		}
-		if _, _, err := RecordGet(b, 0); !errors.Is(err, ErrNonCanonical) {
-			t.Errorf("%s: RecordGet err %v", tc.name, err)
-		}
-		if len(b) > 0 {
-			if _, err := RecordAdd(nil, b, 7, Coin{}); !errors.Is(err, ErrNonCanonical) && !errors.Is(err, ErrRecordCoin) {
-				t.Errorf("%s: RecordAdd err %v", tc.name, err)
-			}
+		if r, got, _, err := DecodeRecord(b, keep, nil); !errors.Is(err, ErrNonCanonical) || len(got) != 1 || r.Bytes() != nil {
+			t.Errorf("%s: DecodeRecord err %v, %d coins; want ErrNonCanonical and dst unchanged", tc.name, err, len(got))
 		}
 	}
 }
@@ -307,50 +329,50 @@ func FuzzRecordDecode(f *testing.F) {
 			v++
 		}
 		rec, _ := EncodeRecord(nil, outs)
-		f.Add(rec)
+		f.Add(rec.Bytes())
 	}
 	f.Add([]byte{0, 1, 0, 2, 0, 6})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		// The fast paths for canonical records never panic, whatever b is.
-		for _, v := range []uint32{0, 1, 2, 300} {
-			ValidRecordGet(b, v)
-			ValidRecordDelete(nil, b, v)
-		}
-		ValidRecordLen(b)
-		ValidRecordFirstIndex(b)
-		outs, err := DecodeRecord(b, nil)
-		// The one-pass decoder agrees with the validate-then-decode one.
-		viaArena, _, aerr := DecodeRecordArena(b, nil, make([]byte, 0, 7))
-		if (err == nil) != (aerr == nil) || len(viaArena) != len(outs) {
-			t.Fatalf("DecodeRecord %d coins, %v; DecodeRecordArena %d coins, %v", len(outs), err, len(viaArena), aerr)
-		}
-		for i := range outs {
-			if viaArena[i].Index != outs[i].Index || !coinEqual(viaArena[i].Coin, outs[i].Coin) {
-				t.Fatalf("output %d: %+v vs %+v", i, viaArena[i], outs[i])
-			}
+		rec, err := ParseRecord(b)
+		// The one-pass decoder agrees with the parser.
+		drec, outs, _, derr := DecodeRecord(b, nil, make([]byte, 0, 7))
+		if (err == nil) != (derr == nil) || !bytes.Equal(rec.Bytes(), drec.Bytes()) {
+			t.Fatalf("ParseRecord %v; DecodeRecord %d coins, %v", err, len(outs), derr)
 		}
 		if err != nil {
-			if !errors.Is(err, ErrNonCanonical) {
-				t.Fatalf("error not wrapping ErrNonCanonical: %v", err)
+			if !errors.Is(err, ErrNonCanonical) || !errors.Is(derr, ErrNonCanonical) || len(outs) != 0 {
+				t.Fatalf("error not wrapping ErrNonCanonical: %v / %v", err, derr)
 			}
 			return
+		}
+		// What parsed decodes the same through the Record, re-encodes to
+		// the same bytes, and its accessors agree with the decoded coins.
+		viaRecord, _ := rec.AppendCoins(nil, nil)
+		if len(viaRecord) != len(outs) {
+			t.Fatalf("AppendCoins %d coins, DecodeRecord %d", len(viaRecord), len(outs))
+		}
+		for i := range outs {
+			if viaRecord[i].Index != outs[i].Index || !coinEqual(viaRecord[i].Coin, outs[i].Coin) {
+				t.Fatalf("output %d: %+v vs %+v", i, viaRecord[i], outs[i])
+			}
 		}
 		enc, err := EncodeRecord(nil, outs)
 		if err != nil {
 			t.Fatalf("decoded record does not re-encode: %v", err)
 		}
-		if !bytes.Equal(enc, b) {
-			t.Fatalf("decode→encode changed bytes:\n in  %x\n out %x", b, enc)
+		if !bytes.Equal(enc.Bytes(), b) {
+			t.Fatalf("decode→encode changed bytes:\n in  %x\n out %x", b, enc.Bytes())
 		}
-		checkValidAgrees(t, b)
+		checkRecordAccessors(t, rec, outs)
 		// Removing then re-adding the first output restores the record.
-		rest, removed, found, err := RecordRemove(nil, b, outs[0].Index)
-		if err != nil || !found {
-			t.Fatalf("remove: %v %v", found, err)
+		removed, _ := rec.Get(outs[0].Index)
+		rest, found := rec.Without(nil, outs[0].Index)
+		if !found {
+			t.Fatal("Without: not found")
 		}
-		back, err := RecordAdd(nil, rest, outs[0].Index, removed)
-		if err != nil || !bytes.Equal(back, b) {
-			t.Fatalf("remove+add: %x %v", back, err)
+		back, err := rest.With(nil, outs[0].Index, removed)
+		if err != nil || !bytes.Equal(back.Bytes(), b) {
+			t.Fatalf("remove+add: %x %v", back.Bytes(), err)
 		}
 	})
 }
@@ -373,16 +395,41 @@ func BenchmarkRecordEncode2(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf, _ = EncodeRecord(buf[:0], outs)
+		rec, _ := EncodeRecord(buf[:0], outs)
+		buf = rec.Bytes()
 	}
 }
 
+// BenchmarkRecordDecode2 parses and decodes a record read from the store
+// (DecodeRecord, one pass).
 func BenchmarkRecordDecode2(b *testing.B) {
 	rec, _ := EncodeRecord(nil, benchRecordOuts(2))
 	dst := make([]IndexedCoin, 0, 2)
+	var arena []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, _ = DecodeRecord(rec, dst[:0])
+		_, dst, arena, _ = DecodeRecord(rec.Bytes(), dst[:0], arena[:0])
+	}
+}
+
+// BenchmarkRecordParse2 validates a record read from the store.
+func BenchmarkRecordParse2(b *testing.B) {
+	rec, _ := EncodeRecord(nil, benchRecordOuts(2))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = ParseRecord(rec.Bytes())
+	}
+}
+
+// BenchmarkRecordCoins2 decodes a parsed Record (the coins cache's
+// AppendTxCoins).
+func BenchmarkRecordCoins2(b *testing.B) {
+	rec, _ := EncodeRecord(nil, benchRecordOuts(2))
+	dst := make([]IndexedCoin, 0, 2)
+	var arena []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		dst, arena = rec.AppendCoins(dst[:0], arena[:0])
 	}
 }
 
@@ -390,7 +437,7 @@ func BenchmarkRecordGet(b *testing.B) {
 	rec, _ := EncodeRecord(nil, benchRecordOuts(2))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _, _ = RecordGet(rec, 1)
+		_, _ = rec.Get(1)
 	}
 }
 
@@ -399,7 +446,8 @@ func BenchmarkRecordRemove(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf, _, _, _ = RecordRemove(buf[:0], rec, 1)
+		rest, _ := rec.Without(buf[:0], 1)
+		buf = rest.Bytes()
 	}
 }
 
@@ -409,7 +457,8 @@ func BenchmarkRecordAdd(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf, _ = RecordAdd(buf[:0], rec, 2, outs[2].Coin)
+		next, _ := rec.With(buf[:0], 2, outs[2].Coin)
+		buf = next.Bytes()
 	}
 }
 
@@ -424,11 +473,57 @@ func TestRecordStoresUncompressedP2PKRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasSuffix(rec, append([]byte{67 + numSpecialScripts}, script...)) {
-		t.Fatalf("record %x does not end in the raw script", rec)
+	if !bytes.HasSuffix(rec.Bytes(), append([]byte{67 + numSpecialScripts}, script...)) {
+		t.Fatalf("record %x does not end in the raw script", rec.Bytes())
 	}
-	got, found, err := RecordGet(rec, 0)
-	if err != nil || !found || !bytes.Equal(got.Script, script) || got.Value != c.Value {
-		t.Fatalf("RecordGet: %+v %v %v", got, found, err)
+	got, found := rec.Get(0)
+	if !found || !bytes.Equal(got.Script, script) || got.Value != c.Value {
+		t.Fatalf("Get: %+v %v", got, found)
+	}
+}
+
+// TestRecordArena: records put into an arena come back byte for byte, large
+// ones in chunks of their own, with the zero Record as the zero RecordRef,
+// and the accounting of used and released bytes.
+func TestRecordArena(t *testing.T) {
+	a := NewRecordArena()
+	if ref := a.Put(Record{}); ref != 0 || a.Get(0).Bytes() != nil {
+		t.Fatalf("zero Record: ref %d", ref)
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	type put struct {
+		ref RecordRef
+		rec []byte
+	}
+	var puts []put
+	for i := 0; i < 3000; i++ {
+		n := 1 + r.IntN(3)
+		if i%500 == 0 {
+			n = 3000 // a record beyond arenaBigBytes
+		}
+		outs := make([]IndexedCoin, n)
+		for j := range outs {
+			outs[j] = IndexedCoin{Index: uint32(j), Coin: Coin{Value: randValue(r), Height: 7, Script: randScript(r)}}
+		}
+		rec, err := EncodeRecord(nil, outs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		puts = append(puts, put{a.Put(rec), bytes.Clone(rec.Bytes())})
+	}
+	var total int64
+	for _, p := range puts {
+		got := a.Get(p.ref)
+		if !bytes.Equal(got.Bytes(), p.rec) || p.ref.Len() != len(p.rec) || cap(got.Bytes()) != len(p.rec) {
+			t.Fatalf("ref %x: %d bytes back, want %d", p.ref, len(got.Bytes()), len(p.rec))
+		}
+		total += int64(len(p.rec))
+	}
+	if a.Used() < total || a.Dead() != 0 {
+		t.Fatalf("used %d for %d bytes, dead %d", a.Used(), total, a.Dead())
+	}
+	a.Release(puts[0].ref)
+	if a.Dead() != int64(len(puts[0].rec)) {
+		t.Fatalf("dead %d", a.Dead())
 	}
 }

@@ -31,7 +31,7 @@ type failVerifier struct {
 func (v failVerifier) VerifyInput(i int, _ script.Flags) error {
 	v.e.calls.Add(1)
 	if v.e.bad[[2]int{v.tx, i}] {
-		return &script.Error{Name: "SCRIPT_ERR_EVAL_FALSE", Code: "Script evaluated without error but finished with a false/empty top stack element"}
+		return &script.Error{Code: script.ErrEvalFalse}
 	}
 	return nil
 }

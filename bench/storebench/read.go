@@ -46,6 +46,7 @@ func Sample(backend, dir string, n int, seed uint64, out string) (*SampleResult,
 	res := &SampleResult{Backend: backend}
 	var sample []utxo.Outpoint
 	var outs []utxo.IndexedCoin
+	var arena []byte
 	for it.Next() {
 		k, v := it.Key(), it.Value()
 		if len(k) != 33 || k[0] != 'c' {
@@ -55,7 +56,7 @@ func Sample(backend, dir string, n int, seed uint64, out string) (*SampleResult,
 		res.Records++
 		res.CoinKeyBytes += int64(len(k))
 		res.CoinValBytes += int64(len(v))
-		outs, err = utxo.DecodeRecord(v, outs[:0])
+		_, outs, arena, err = utxo.DecodeRecord(v, outs[:0], arena[:0])
 		if err != nil {
 			return nil, err
 		}

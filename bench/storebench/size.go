@@ -135,15 +135,15 @@ func SizeCoinsOnly(backend, dir, dst string) (*CoinsOnlyResult, error) {
 	}
 	res := &CoinsOnlyResult{Backend: backend}
 	b := backends.NewBatch()
-	var outs []utxo.IndexedCoin
 	for it.Next() {
 		k, v := it.Key(), it.Value()
 		res.Records++
 		res.LogicalBytes += int64(len(k) + len(v))
-		if outs, err = utxo.DecodeRecord(v, outs[:0]); err != nil {
+		var rec utxo.Record
+		if rec, err = utxo.ParseRecord(v); err != nil {
 			break
 		}
-		res.Outputs += int64(len(outs))
+		res.Outputs += int64(rec.Len())
 		b.Put(k, v)
 		if b.Len() == 10_000 {
 			if err = out.Write(b, backends.NoSync); err != nil {

@@ -31,11 +31,11 @@ func (c *coinCache) addRun(run []utxo.Entry) error {
 	if err != nil {
 		return c.addOne(run)
 	}
-	c.scratch[0] = rec
+	c.scratch[0] = rec.Bytes()
 	if err := c.setRecord(h, e, rec); err != nil {
 		return err
 	}
-	if len(rec) > 0 { // the txid had no unspent output (e.len() == 0)
+	if rec.Len() > 0 { // the txid had no unspent output (e.len() == 0)
 		c.txs++
 	}
 	return nil

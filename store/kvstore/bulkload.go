@@ -191,10 +191,11 @@ func (l *BulkLoader) AddTx(txid wire.Hash, outs []utxo.IndexedCoin) error {
 	if l.started && bytes.Compare(txid[:], l.last[:]) <= 0 {
 		return fmt.Errorf("kvstore: bulk load: txid %s after %s", txid, l.last)
 	}
-	rec, err := utxo.EncodeRecord(l.rec[:0], outs)
+	r, err := utxo.EncodeRecord(l.rec[:0], outs)
 	if err != nil {
 		return fmt.Errorf("kvstore: bulk load: coins of %s: %w", txid, err)
 	}
+	rec := r.Bytes()
 	if len(rec) > entryMaxLen {
 		return fmt.Errorf("kvstore: bulk load: coins of %s: record of %d bytes", txid, len(rec))
 	}

@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -12,8 +11,8 @@ import (
 
 // cacheEntry is one cached txid packed in 64 bits: bit 0 dirty (the store
 // must be updated at the next flush), bit 1 on disk (the store holds a
-// record for the txid as of the last load or flush), bits 2–23 the record
-// length (0: no unspent output), bits 24–63 its location in the arena.
+// record for the txid as of the last load or flush), bits 2–63 the
+// utxo.RecordRef of its record in the arena (length 0: no unspent output).
 // With records out of the table and pointers out of both, the garbage
 // collector never scans the cache and no record is a heap object of its own.
 type cacheEntry uint64
@@ -22,72 +21,16 @@ const (
 	entryDirty    cacheEntry = 1 << 0
 	entryOnDisk   cacheEntry = 1 << 1
 	entryFlags               = entryDirty | entryOnDisk
-	entryLenShift            = 2
-	entryMaxLen              = 1<<22 - 1
-	entryLocShift            = 24
+	entryRefShift            = 2
+	entryMaxLen              = utxo.MaxArenaRecordLen
 )
 
-func (e cacheEntry) len() int          { return int(e>>entryLenShift) & entryMaxLen }
-func (e cacheEntry) loc() uint64       { return uint64(e) >> entryLocShift }
-func (e cacheEntry) flags() cacheEntry { return e & entryFlags }
+func (e cacheEntry) ref() utxo.RecordRef { return utxo.RecordRef(e >> entryRefShift) }
+func (e cacheEntry) len() int            { return e.ref().Len() }
+func (e cacheEntry) flags() cacheEntry   { return e & entryFlags }
 
-func packEntry(loc uint64, n int, flags cacheEntry) cacheEntry {
-	return cacheEntry(loc)<<entryLocShift | cacheEntry(n)<<entryLenShift | flags
-}
-
-// arena holds the cached records, append-only: a record is never modified
-// in place (updates append a new copy and count the old one as dead), so
-// slices handed out (coin scripts alias their record) stay valid; compact
-// copies the live records into fresh chunks and drops the old ones, which
-// the garbage collector frees once nothing aliases them.
-type arena struct {
-	chunks [][]byte
-	cur    int   // index of the chunk being filled; -1 before the first
-	used   int64 // bytes consumed in chunks (live + dead + skipped tails)
-	dead   int64 // bytes of replaced records
-}
-
-const (
-	arenaChunk    = 1 << 20 // location = chunk index << 20 | offset
-	arenaOffBits  = 20
-	arenaBigBytes = arenaChunk / 4 // larger records get a chunk of their own
-)
-
-func newArena() arena { return arena{cur: -1} }
-
-// put copies b into the arena and returns its location.
-func (a *arena) put(b []byte) uint64 {
-	n := len(b)
-	if n > arenaBigBytes {
-		a.chunks = append(a.chunks, bytes.Clone(b))
-		a.used += int64(n)
-		return uint64(len(a.chunks)-1) << arenaOffBits
-	}
-	if a.cur < 0 || len(a.chunks[a.cur])+n > arenaChunk {
-		if a.cur >= 0 {
-			a.used += int64(arenaChunk - len(a.chunks[a.cur]))
-		}
-		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
-		a.cur = len(a.chunks) - 1
-	}
-	c := a.chunks[a.cur]
-	off := len(c)
-	a.chunks[a.cur] = append(c, b...)
-	a.used += int64(n)
-	return uint64(a.cur)<<arenaOffBits | uint64(off)
-}
-
-// get returns the record of e (nil when it has none), capacity-limited so
-// that an append by the caller cannot overwrite a neighbour.
-func (a *arena) get(e cacheEntry) []byte {
-	n := e.len()
-	if n == 0 {
-		return nil
-	}
-	loc := e.loc()
-	off := int(loc & (arenaChunk - 1))
-	c := a.chunks[loc>>arenaOffBits]
-	return c[off : off+n : off+n]
+func packEntry(ref utxo.RecordRef, flags cacheEntry) cacheEntry {
+	return cacheEntry(ref)<<entryRefShift | flags
 }
 
 // coinCache is the write-back cache of per-transaction v5 records over the
@@ -105,8 +48,10 @@ type coinCache struct {
 	complete bool
 	// txs is the change in the number of txids with an unspent output
 	// made by updates since it was last zeroed (Store.ConnectCounting).
-	txs     int64
-	arena   arena
+	txs int64
+	// arena holds the cached records (utxo.RecordArena: a record is never
+	// modified in place, so coin scripts aliasing one stay valid).
+	arena   utxo.RecordArena
 	scratch [2][]byte
 	outs    []utxo.IndexedCoin // addRun's scratch
 	// txScripts holds the scripts appendTxCoins decompressed, until its
@@ -118,7 +63,7 @@ type coinCache struct {
 }
 
 func newCoinCache(kv backends.KV) coinCache {
-	return coinCache{kv: kv, entries: newTxidTable(), arena: newArena()}
+	return coinCache{kv: kv, entries: newTxidTable(), arena: utxo.NewRecordArena()}
 }
 
 // coinKey returns txid's key in a buffer reused by the next call.
@@ -148,32 +93,33 @@ func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
 	case len(v) > entryMaxLen:
 		return 0, fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(v))
 	case len(v) > 0:
-		// Checked once here: the cache then holds only canonical records
-		// (this one and those it encodes) and reads them with the
-		// utxo.ValidRecord* fast paths.
-		if err := utxo.ValidateRecord(v); err != nil {
+		// Parsed once here: the cache holds only utxo.Records (this one
+		// and those it builds), whose accessors cannot fail.
+		rec, err := utxo.ParseRecord(v)
+		if err != nil {
 			return 0, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 		}
-		e = packEntry(c.arena.put(v), len(v), entryOnDisk)
+		e = packEntry(c.arena.Put(rec), entryOnDisk)
 	}
 	c.entries.set(&txid, e)
 	return e, nil
 }
 
-// setRecord replaces txid's cached record (rec empty: no unspent output
-// left) and marks it dirty. A txid that never reached the store and has no
-// output left is simply forgotten (nothing to write).
-func (c *coinCache) setRecord(txid wire.Hash, e cacheEntry, rec []byte) error {
-	c.arena.dead += int64(e.len())
+// setRecord replaces txid's cached record (the zero Record: no unspent
+// output left) and marks it dirty. A txid that never reached the store and
+// has no output left is simply forgotten (nothing to write).
+func (c *coinCache) setRecord(txid wire.Hash, e cacheEntry, rec utxo.Record) error {
+	c.arena.Release(e.ref())
+	n := len(rec.Bytes())
 	switch {
-	case len(rec) == 0 && e&entryOnDisk == 0:
+	case n == 0 && e&entryOnDisk == 0:
 		c.entries.delete(&txid)
-	case len(rec) == 0:
-		c.entries.set(&txid, packEntry(0, 0, entryOnDisk|entryDirty))
-	case len(rec) > entryMaxLen:
-		return fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, len(rec))
+	case n == 0:
+		c.entries.set(&txid, packEntry(0, entryOnDisk|entryDirty))
+	case n > entryMaxLen:
+		return fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, n)
 	default:
-		c.entries.set(&txid, packEntry(c.arena.put(rec), len(rec), e&entryOnDisk|entryDirty))
+		c.entries.set(&txid, packEntry(c.arena.Put(rec), e&entryOnDisk|entryDirty))
 	}
 	return nil
 }
@@ -187,13 +133,13 @@ var compactMinDead int64 = 1 << 20
 // the live bytes, and each compaction copies at most three live bytes per
 // dead one.
 func (c *coinCache) maybeCompact() {
-	if c.arena.dead < compactMinDead || 4*c.arena.dead < c.arena.used {
+	if c.arena.Dead() < compactMinDead || 4*c.arena.Dead() < c.arena.Used() {
 		return
 	}
-	a := newArena()
+	a := utxo.NewRecordArena()
 	c.entries.update(func(_ *wire.Hash, e cacheEntry) (cacheEntry, bool) {
-		if n := e.len(); n > 0 {
-			e = packEntry(a.put(c.arena.get(e)), n, e.flags())
+		if e.len() > 0 {
+			e = packEntry(a.Put(c.arena.Get(e.ref())), e.flags())
 		}
 		return e, true
 	})
@@ -207,10 +153,7 @@ func (c *coinCache) coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 	if err != nil || e.len() == 0 {
 		return utxo.Coin{}, false, err
 	}
-	coin, found, err := utxo.ValidRecordGet(c.arena.get(e), op.Index)
-	if err != nil {
-		return utxo.Coin{}, false, fmt.Errorf("kvstore: coins of %s: %w", op.Hash, err)
-	}
+	coin, found := c.arena.Get(e.ref()).Get(op.Index)
 	return coin, found, nil
 }
 
@@ -220,65 +163,42 @@ func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
 	if err != nil || e.len() == 0 {
 		return false, err
 	}
-	first, err := utxo.ValidRecordFirstIndex(c.arena.get(e))
-	if err != nil {
-		return false, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
-	}
-	return first < n, nil
+	return c.arena.Get(e.ref()).FirstIndex() < n, nil
 }
 
 // appendTxCoins appends the unspent outputs of txid to dst; decompressed
 // scripts go to a buffer the next call reuses.
 func (c *coinCache) appendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
 	rec, err := c.record(txid)
-	if err != nil || rec == nil {
+	if err != nil {
 		return dst, err
 	}
-	dst, c.txScripts, err = decodeTxCoins(rec, dst, c.txScripts[:0], txid)
-	return dst, err
+	dst, c.txScripts = rec.AppendCoins(dst, c.txScripts[:0])
+	return dst, nil
 }
 
-// decodeTxCoins appends the coins of txid's record rec to dst, their
-// decompressed scripts to arena.
-func decodeTxCoins(rec []byte, dst []utxo.IndexedCoin, arena []byte, txid wire.Hash) ([]utxo.IndexedCoin, []byte, error) {
-	dst, arena, err := utxo.DecodeRecordArena(rec, dst, arena)
-	if err != nil {
-		return dst, arena, fmt.Errorf("kvstore: coins of %s: %w", txid, err)
-	}
-	return dst, arena, nil
-}
-
-// record returns txid's record (nil when it has no unspent output). It
-// aliases the arena, where a record is never modified in place.
-func (c *coinCache) record(txid wire.Hash) ([]byte, error) {
+// record returns txid's record (the zero Record when it has no unspent
+// output). It aliases the arena, where a record is never modified in place.
+func (c *coinCache) record(txid wire.Hash) (utxo.Record, error) {
 	e, err := c.load(txid)
-	if err != nil || e.len() == 0 {
-		return nil, err
+	if err != nil {
+		return utxo.Record{}, err
 	}
-	return c.arena.get(e), nil
+	return c.arena.Get(e.ref()), nil
 }
 
 // liveOutputs is the number of unspent outputs of txid.
 func (c *coinCache) liveOutputs(txid wire.Hash) (int, error) {
-	e, err := c.load(txid)
-	if err != nil || e.len() == 0 {
-		return 0, err
-	}
-	return utxo.ValidRecordLen(c.arena.get(e))
+	rec, err := c.record(txid)
+	return rec.Len(), err
 }
 
 // remove deletes the outputs of list.
 func (c *coinCache) remove(list []utxo.Entry) error {
-	return c.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
-		if len(rec) == 0 {
-			return nil, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
-		}
-		out, found, err := utxo.ValidRecordDelete(dst, rec, x.Index)
-		if err != nil {
-			return nil, fmt.Errorf("kvstore: coins of %s: %w", x.Hash, err)
-		}
+	return c.update(list, func(dst []byte, rec utxo.Record, x utxo.Entry) (utxo.Record, error) {
+		out, found := rec.Without(dst, x.Index)
 		if !found {
-			return nil, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
+			return utxo.Record{}, fmt.Errorf("%w: %s:%d", utxo.ErrCoinNotFound, x.Hash, x.Index)
 		}
 		return out, nil
 	})
@@ -298,10 +218,10 @@ func (c *coinCache) add(list []utxo.Entry) error {
 
 // addOne inserts the outputs of list one at a time.
 func (c *coinCache) addOne(list []utxo.Entry) error {
-	return c.update(list, func(dst, rec []byte, x utxo.Entry) ([]byte, error) {
-		out, err := utxo.RecordAdd(dst, rec, x.Index, x.Coin)
+	return c.update(list, func(dst []byte, rec utxo.Record, x utxo.Entry) (utxo.Record, error) {
+		out, err := rec.With(dst, x.Index, x.Coin)
 		if err != nil {
-			return nil, fmt.Errorf("kvstore: add %s:%d: %w", x.Hash, x.Index, err)
+			return utxo.Record{}, fmt.Errorf("kvstore: add %s:%d: %w", x.Hash, x.Index, err)
 		}
 		return out, nil
 	})
@@ -310,7 +230,7 @@ func (c *coinCache) addOne(list []utxo.Entry) error {
 // update applies op to every entry of list. Consecutive entries of one txid
 // are applied to scratch copies of its record (op appends the new record to
 // dst) and the result is stored once per run.
-func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.Entry) ([]byte, error)) error {
+func (c *coinCache) update(list []utxo.Entry, op func(dst []byte, rec utxo.Record, x utxo.Entry) (utxo.Record, error)) error {
 	for i := 0; i < len(list); {
 		j := utxo.TxidRunEnd(list, i)
 		h := list[i].Hash
@@ -318,20 +238,22 @@ func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.En
 		if err != nil {
 			return err
 		}
-		rec := c.arena.get(e)
+		rec := c.arena.Get(e.ref())
 		for k, x := range list[i:j] {
 			out, err := op(c.scratch[k&1][:0], rec, x)
 			if err != nil {
 				return err
 			}
-			c.scratch[k&1] = out
+			if b := out.Bytes(); b != nil {
+				c.scratch[k&1] = b
+			}
 			rec = out
 		}
 		if err := c.setRecord(h, e, rec); err != nil {
 			return err
 		}
 		// A record is empty exactly when the txid has no unspent output.
-		if before, after := e.len() > 0, len(rec) > 0; before != after {
+		if before, after := e.len() > 0, rec.Len() > 0; before != after {
 			if after {
 				c.txs++
 			} else {
@@ -346,7 +268,7 @@ func (c *coinCache) update(list []utxo.Entry, op func(dst, rec []byte, x utxo.En
 // bytes is the cache's estimated size: the table's slots plus the arena's
 // consumed bytes (replaced records included until a compaction).
 func (c *coinCache) bytes() int64 {
-	return c.entries.bytes() + c.arena.used
+	return c.entries.bytes() + c.arena.Used()
 }
 
 // dirty returns the txids a flush must write, the order that puts them in
@@ -390,7 +312,7 @@ func (c *coinCache) retire(budget int64) {
 // reset drops every entry (a new table: the old one's memory goes).
 func (c *coinCache) reset() {
 	c.entries = newTxidTable()
-	c.arena = newArena()
+	c.arena = utxo.NewRecordArena()
 	c.complete = false
 }
 
@@ -435,7 +357,7 @@ func (c *coinCache) warmTxids(txids []wire.Hash) {
 // is none): the load that brings the record's first line in.
 func (c *coinCache) recordByte(txid *wire.Hash) uint64 {
 	if e, ok := c.entries.get(txid); ok && e.len() > 0 {
-		return uint64(c.arena.get(e)[0])
+		return uint64(c.arena.Get(e.ref()).Bytes()[0])
 	}
 	return 0
 }

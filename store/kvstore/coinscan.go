@@ -65,7 +65,7 @@ func (k *scanner) walk(r backends.Range, stop *atomic.Bool, fn func(utxo.Entry) 
 		var txid wire.Hash
 		copy(txid[:], key[1:])
 		// Entries are valid only during fn: one arena for every record.
-		outs, arena, err = utxo.DecodeRecordArena(it.Value(), outs[:0], arena[:0])
+		_, outs, arena, err = utxo.DecodeRecord(it.Value(), outs[:0], arena[:0])
 		if err != nil {
 			return fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 		}

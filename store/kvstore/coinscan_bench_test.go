@@ -184,10 +184,11 @@ func fillCoins(b testing.TB, kv backends.KV, n int) []byte {
 			outs = append(outs, utxo.IndexedCoin{Index: uint32(v), Coin: utxo.Coin{Value: int64(rng.IntN(1e9)), Height: height, Script: s}})
 			written++
 		}
-		var err error
-		if rec, err = utxo.EncodeRecord(rec[:0], outs); err != nil {
+		r, err := utxo.EncodeRecord(rec[:0], outs)
+		if err != nil {
 			b.Fatal(err)
 		}
+		rec = r.Bytes()
 		copy(key[1:], txid[:])
 		batch.Put(key, rec)
 		if batch.Len() >= 10_000 {

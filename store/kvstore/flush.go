@@ -155,7 +155,7 @@ func (s *Store) buildBatch() (*backends.Batch, error) {
 		if e, _ := s.coins.entries.get(txid); e.len() == 0 {
 			b.Delete(s.coins.coinKey(*txid))
 		} else {
-			b.Put(s.coins.coinKey(*txid), s.coins.arena.get(e))
+			b.Put(s.coins.coinKey(*txid), s.coins.arena.Get(e.ref()).Bytes())
 		}
 	}
 	for h, u := range s.undo {

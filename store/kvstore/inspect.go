@@ -48,14 +48,17 @@ func ScanRecords(r backends.Reader, after *wire.Hash, fn func(txid wire.Hash, ou
 		return err
 	}
 	defer it.Close()
-	var outs []utxo.IndexedCoin
+	var (
+		outs  []utxo.IndexedCoin
+		arena []byte // the special scripts of the current record
+	)
 	for it.Next() {
 		key := it.Key()
 		if len(key) != 33 {
 			return fmt.Errorf("kvstore: bad coins key %x", key)
 		}
 		txid := wire.Hash(key[1:])
-		outs, err = utxo.DecodeRecord(it.Value(), outs[:0])
+		_, outs, arena, err = utxo.DecodeRecord(it.Value(), outs[:0], arena[:0])
 		if err != nil {
 			return fmt.Errorf("kvstore: coins of %s: %w", txid, err)
 		}

@@ -144,10 +144,11 @@ func (s *Store) AppendTxCoinsArena(dst []utxo.IndexedCoin, arena []byte, txid wi
 	s.rmu.Lock()
 	rec, err := s.coins.record(txid)
 	s.rmu.Unlock()
-	if err != nil || rec == nil {
+	if err != nil {
 		return dst, arena, err
 	}
-	return decodeTxCoins(rec, dst, arena, txid)
+	dst, arena = rec.AppendCoins(dst, arena)
+	return dst, arena, nil
 }
 
 // LiveOutputs implements store.Store.

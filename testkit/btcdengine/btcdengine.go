@@ -17,9 +17,9 @@ import (
 	"utxod/wire"
 )
 
-// newError builds a *script.Error for the Core ScriptError name.
-func newError(name string, input int, err error) *script.Error {
-	return &script.Error{Code: script.ErrorString(name), Name: name, Input: input, Err: err}
+// newError builds a *script.Error for a Core ScriptError code.
+func newError(code script.ErrorCode, input int, err error) *script.Error {
+	return &script.Error{Code: code, Input: input, Err: err}
 }
 
 // BtcdEngine is the reference script.Engine, backed by btcd's txscript/v2.
@@ -102,14 +102,14 @@ func (e *BtcdEngine) Prepare(tx *wire.Tx, prevouts []wire.TxOut) (script.TxVerif
 // VerifyInput implements script.TxVerifier.
 func (p *btcdTx) VerifyInput(i int, flags script.Flags) (err error) {
 	if i < 0 || i >= len(p.msg.TxIn) {
-		return newError("UNKNOWN_ERROR", i, script.ErrInputIndex)
+		return newError(script.ErrUnknown, i, script.ErrInputIndex)
 	}
 	if !flags.Valid() {
-		return newError("UNKNOWN_ERROR", i, script.ErrBadFlags)
+		return newError(script.ErrUnknown, i, script.ErrBadFlags)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = newError("UNKNOWN_ERROR", i, fmt.Errorf("%w: %v", script.ErrEnginePanic, r))
+			err = newError(script.ErrUnknown, i, fmt.Errorf("%w: %v", script.ErrEnginePanic, r))
 		}
 	}()
 	prev := &p.prevouts[i]
@@ -125,7 +125,7 @@ func (p *btcdTx) VerifyInput(i int, flags script.Flags) (err error) {
 		err = p.run(i, bf&^txscript.ScriptDiscourageUpgradableNops)
 	}
 	if err != nil {
-		return newError(btcdErrorName(err, isTaprootSpend(prev.Script, flags)), i, err)
+		return newError(btcdErrorCode(err, isTaprootSpend(prev.Script, flags)), i, err)
 	}
 	return nil
 }
@@ -197,145 +197,145 @@ func btcdFlags(f script.Flags) txscript.ScriptFlags {
 	return out
 }
 
-// btcdErrorName maps a btcd error to Core's ScriptError name. btcd reports
+// btcdErrorCode maps a btcd error to Core's ScriptError code. btcd reports
 // some conditions with generic codes or plain errors; taproot tells the
 // mapping that the input is a BIP341 spend, where Core uses the SCHNORR_* and
 // TAPSCRIPT_* codes. The mapping decides only the reported text, never
 // whether the input passes.
-func btcdErrorName(err error, taproot bool) string {
+func btcdErrorCode(err error, taproot bool) script.ErrorCode {
 	var te txscript.Error
 	if !errors.As(err, &te) {
 		// Outside txscript.Error, a BIP341 spend fails only in btcec's
 		// schnorr key or signature parsing. txscript drops the error of a
 		// bad taproot sighash type inside its verifier and reports
-		// ErrTaprootSigInvalid (TestTaprootBadHashTypeNames).
+		// script.ErrTaprootSigInvalid (TestTaprootBadHashTypeNames).
 		if taproot {
-			return "SCHNORR_SIG"
+			return script.ErrSchnorrSig
 		}
-		return "UNKNOWN_ERROR"
+		return script.ErrUnknown
 	}
 	switch te.ErrorCode {
 	case txscript.ErrEarlyReturn:
-		return "OP_RETURN"
+		return script.ErrOpReturn
 	case txscript.ErrEmptyStack, txscript.ErrEvalFalse:
-		return "EVAL_FALSE"
+		return script.ErrEvalFalse
 	case txscript.ErrScriptTooBig:
-		return "SCRIPT_SIZE"
+		return script.ErrScriptSize
 	case txscript.ErrElementTooBig:
-		return "PUSH_SIZE"
+		return script.ErrPushSize
 	case txscript.ErrTooManyOperations:
-		return "OP_COUNT"
+		return script.ErrOpCount
 	case txscript.ErrStackOverflow:
-		return "STACK_SIZE"
+		return script.ErrStackSize
 	case txscript.ErrInvalidPubKeyCount:
-		return "PUBKEY_COUNT"
+		return script.ErrPubKeyCount
 	case txscript.ErrInvalidSignatureCount:
-		return "SIG_COUNT"
+		return script.ErrSigCount
 	case txscript.ErrVerify:
-		return "VERIFY"
+		return script.ErrVerify
 	case txscript.ErrEqualVerify:
-		return "EQUALVERIFY"
+		return script.ErrEqualVerify
 	case txscript.ErrNumEqualVerify:
-		return "NUMEQUALVERIFY"
+		return script.ErrNumEqualVerify
 	case txscript.ErrCheckSigVerify:
-		return "CHECKSIGVERIFY"
+		return script.ErrCheckSigVerify
 	case txscript.ErrCheckMultiSigVerify:
-		return "CHECKMULTISIGVERIFY"
+		return script.ErrCheckMultisigVerify
 	case txscript.ErrDisabledOpcode:
-		return "DISABLED_OPCODE"
+		return script.ErrDisabledOpcode
 	case txscript.ErrReservedOpcode, txscript.ErrMalformedPush:
-		return "BAD_OPCODE"
+		return script.ErrBadOpcode
 	case txscript.ErrInvalidStackOperation:
 		// btcd does not tell the altstack apart from the main stack.
-		return "INVALID_STACK_OPERATION"
+		return script.ErrInvalidStackOperation
 	case txscript.ErrUnbalancedConditional:
-		return "UNBALANCED_CONDITIONAL"
+		return script.ErrUnbalancedConditional
 	case txscript.ErrMinimalData:
 		// btcd reports a non-minimal script number (Core: CScriptNum
 		// throws scriptnum_error) with the minimal-push code.
 		if strings.HasPrefix(te.Description, "numeric value") {
-			return "SCRIPTNUM"
+			return script.ErrScriptNum
 		}
-		return "MINIMALDATA"
+		return script.ErrMinimalData
 	case txscript.ErrNumberTooBig:
-		return "SCRIPTNUM"
+		return script.ErrScriptNum
 	case txscript.ErrInvalidSigHashType:
 		if taproot {
-			return "SCHNORR_SIG_HASHTYPE"
+			return script.ErrSchnorrSigHashType
 		}
-		return "SIG_HASHTYPE"
+		return script.ErrSigHashType
 	case txscript.ErrSigTooShort, txscript.ErrSigTooLong, txscript.ErrSigInvalidSeqID,
 		txscript.ErrSigInvalidDataLen, txscript.ErrSigMissingSTypeID, txscript.ErrSigMissingSLen,
 		txscript.ErrSigInvalidSLen, txscript.ErrSigInvalidRIntID, txscript.ErrSigZeroRLen,
 		txscript.ErrSigNegativeR, txscript.ErrSigTooMuchRPadding, txscript.ErrSigInvalidSIntID,
 		txscript.ErrSigZeroSLen, txscript.ErrSigNegativeS, txscript.ErrSigTooMuchSPadding:
-		return "SIG_DER"
+		return script.ErrSigDER
 	case txscript.ErrSigHighS:
-		return "SIG_HIGH_S"
+		return script.ErrSigHighS
 	case txscript.ErrNotPushOnly:
-		return "SIG_PUSHONLY"
+		return script.ErrSigPushOnly
 	case txscript.ErrSigNullDummy:
-		return "SIG_NULLDUMMY"
+		return script.ErrSigNullDummy
 	case txscript.ErrPubKeyType:
-		return "PUBKEYTYPE"
+		return script.ErrPubKeyType
 	case txscript.ErrCleanStack:
-		return "CLEANSTACK"
+		return script.ErrCleanStack
 	case txscript.ErrNullFail:
-		return "NULLFAIL"
+		return script.ErrNullFail
 	case txscript.ErrWitnessMalleated:
-		return "WITNESS_MALLEATED"
+		return script.ErrWitnessMalleated
 	case txscript.ErrWitnessMalleatedP2SH:
-		return "WITNESS_MALLEATED_P2SH"
+		return script.ErrWitnessMalleatedP2SH
 	case txscript.ErrDiscourageUpgradableNOPs:
-		return "DISCOURAGE_UPGRADABLE_NOPS"
+		return script.ErrDiscourageUpgradableNops
 	case txscript.ErrNegativeLockTime:
-		return "NEGATIVE_LOCKTIME"
+		return script.ErrNegativeLocktime
 	case txscript.ErrUnsatisfiedLockTime:
-		return "UNSATISFIED_LOCKTIME"
+		return script.ErrUnsatisfiedLocktime
 	case txscript.ErrMinimalIf:
 		if taproot {
-			return "TAPSCRIPT_MINIMALIF"
+			return script.ErrTapscriptMinimalIf
 		}
-		return "MINIMALIF"
+		return script.ErrMinimalIf
 	case txscript.ErrDiscourageUpgradableWitnessProgram:
-		return "DISCOURAGE_UPGRADABLE_WITNESS_PROGRAM"
+		return script.ErrDiscourageUpgradableWitnessProgram
 	case txscript.ErrWitnessProgramEmpty:
-		return "WITNESS_PROGRAM_WITNESS_EMPTY"
+		return script.ErrWitnessProgramWitnessEmpty
 	case txscript.ErrWitnessProgramMismatch, txscript.ErrTaprootMerkleProofInvalid,
 		txscript.ErrTaprootOutputKeyParityMismatch:
-		return "WITNESS_PROGRAM_MISMATCH"
+		return script.ErrWitnessProgramMismatch
 	case txscript.ErrWitnessProgramWrongLength:
-		return "WITNESS_PROGRAM_WRONG_LENGTH"
+		return script.ErrWitnessProgramWrongLength
 	case txscript.ErrWitnessUnexpected:
-		return "WITNESS_UNEXPECTED"
+		return script.ErrWitnessUnexpected
 	case txscript.ErrWitnessPubKeyType:
-		return "WITNESS_PUBKEYTYPE"
+		return script.ErrWitnessPubKeyType
 	case txscript.ErrDiscourageOpSuccess:
-		return "DISCOURAGE_OP_SUCCESS"
+		return script.ErrDiscourageOpSuccess
 	case txscript.ErrDiscourageUpgradeableTaprootVersion:
-		return "DISCOURAGE_UPGRADABLE_TAPROOT_VERSION"
+		return script.ErrDiscourageUpgradableTaprootVersion
 	case txscript.ErrTapscriptCheckMultisig:
-		return "TAPSCRIPT_CHECKMULTISIG"
+		return script.ErrTapscriptCheckMultisig
 	case txscript.ErrDiscourageUpgradeablePubKeyType:
-		return "DISCOURAGE_UPGRADABLE_PUBKEYTYPE"
+		return script.ErrDiscourageUpgradablePubKeyType
 	case txscript.ErrTaprootSigInvalid:
-		return "SCHNORR_SIG"
+		return script.ErrSchnorrSig
 	case txscript.ErrControlBlockTooSmall, txscript.ErrControlBlockTooLarge,
 		txscript.ErrControlBlockInvalidLength:
-		return "TAPROOT_WRONG_CONTROL_SIZE"
+		return script.ErrTaprootWrongControlSize
 	case txscript.ErrInvalidTaprootSigLen:
-		return "SCHNORR_SIG_SIZE"
+		return script.ErrSchnorrSigSize
 	case txscript.ErrTaprootPubkeyIsEmpty:
-		return "TAPSCRIPT_EMPTY_PUBKEY"
+		return script.ErrTapscriptEmptyPubKey
 	case txscript.ErrTaprootMaxSigOps:
-		return "TAPSCRIPT_VALIDATION_WEIGHT"
+		return script.ErrTapscriptValidationWeight
 	case txscript.ErrNonConstScriptCode:
-		return "SIG_FINDANDDELETE"
+		return script.ErrSigFindAndDelete
 	case txscript.ErrCodeSeparator:
-		return "OP_CODESEPARATOR"
+		return script.ErrOpCodeSeparator
 	}
 	// Internal or API-usage codes.
-	return "UNKNOWN_ERROR"
+	return script.ErrUnknown
 }
 
 // prevoutFetcher implements txscript.PrevOutputFetcher over the prevouts
