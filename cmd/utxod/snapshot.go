@@ -367,12 +367,7 @@ func (f *snapshotFlags) meter(what string, stderr io.Writer, log *slog.Logger) *
 	return progress.New(progress.Config{What: what, Unit: "coins", Every: f.progress, Out: stderr, Log: log})
 }
 
-func cmdSnapshotVerify(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("snapshot verify", flag.ContinueOnError)
-	var f snapshotFlags
-	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot verify FILE [--network N] [--expect-hash H] [--height H] [--json]
+const verifyUsage = `Usage: utxod snapshot verify FILE [--network N] [--expect-hash H] [--height H] [--json]
 
 Reads FILE strictly, as Core's loadtxoutset does (same checks, same
 messages), builds nothing, and prints the network, base block, coin count,
@@ -381,7 +376,14 @@ content hash matches the assumeutxo table entry of the base (or
 --expect-hash), 1 when it does not, when the base is in no table and no
 --expect-hash is given, or when the file is bad.
 
-Flags:`)
+Flags:`
+
+func cmdSnapshotVerify(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("snapshot verify", flag.ContinueOnError)
+	var f snapshotFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), verifyUsage)
 		fs.PrintDefaults()
 	}
 	files, code, done := parseArgs(fs, args, true, stdout, stderr)
@@ -394,18 +396,15 @@ Flags:`)
 	}
 	log, err := f.logger(stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot verify:", err)
-		return 2
+		return fail(stderr, "snapshot verify", 2, err)
 	}
 	network, err := snapshotNetwork(f.network)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot verify:", err)
-		return 2
+		return fail(stderr, "snapshot verify", 2, err)
 	}
 	file, err := os.Open(files[0])
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot verify:", err)
-		return 1
+		return fail(stderr, "snapshot verify", 1, err)
 	}
 	defer file.Close()
 	pr := f.meter("verify", stderr, log)
@@ -415,6 +414,12 @@ Flags:`)
 		fmt.Fprintf(stderr, "utxod snapshot verify: %s: %v\n", files[0], err)
 		return 1
 	}
+	return f.verdict(files[0], sum, stdout, stderr)
+}
+
+// verdict prints the summary of the file at name and returns the exit
+// status: 0 when its content hash matches the table or --expect-hash.
+func (f *snapshotFlags) verdict(name string, sum *snapshot.Summary, stdout, stderr io.Writer) int {
 	j := newSummaryJSON(sum, f.expectHash.h)
 	if f.asJSON {
 		if code := printJSON(j, "snapshot", stdout, stderr); code != 0 {
@@ -425,10 +430,10 @@ Flags:`)
 	}
 	switch {
 	case j.Matches == nil:
-		fmt.Fprintf(stderr, "utxod snapshot verify: %s: assumeutxo block hash in snapshot metadata not recognized (hash: %s); give --expect-hash to check the content hash\n", files[0], sum.Metadata.BaseHash)
+		fmt.Fprintf(stderr, "utxod snapshot verify: %s: assumeutxo block hash in snapshot metadata not recognized (hash: %s); give --expect-hash to check the content hash\n", name, sum.Metadata.BaseHash)
 		return 1
 	case !*j.Matches:
-		fmt.Fprintf(stderr, "utxod snapshot verify: %s: Bad snapshot content hash: expected %s, got %s\n", files[0], j.Expected, sum.HashSerialized3)
+		fmt.Fprintf(stderr, "utxod snapshot verify: %s: Bad snapshot content hash: expected %s, got %s\n", name, j.Expected, sum.HashSerialized3)
 		return 1
 	}
 	return 0
