@@ -39,8 +39,8 @@ type Index interface {
 	Flushed()
 }
 
-// AddIndex registers ix. Call it before use.
-func (s *Store) AddIndex(ix Index) error {
+// addIndex registers ix (Options.Indexes).
+func (s *Store) addIndex(ix Index) error {
 	p := ix.Prefix()
 	if bytes.IndexByte(ownPrefixes, p) >= 0 {
 		return fmt.Errorf("kvstore: index prefix %q is the store's own", p)
