@@ -184,9 +184,9 @@ type Index struct {
 }
 
 var (
-	_ kvstore.BlockIndex    = (*Index)(nil)
-	_ kvstore.TipIndex      = (*Index)(nil)
-	_ kvstore.SizedIndex    = (*Index)(nil)
+	_ kvstore.BlockIndex   = (*Index)(nil)
+	_ kvstore.TipIndex     = (*Index)(nil)
+	_ kvstore.SizedIndex   = (*Index)(nil)
 	_ silentpayments.Index = (*Index)(nil)
 )
 
