@@ -1,9 +1,12 @@
 package kvstore
 
 import (
+	"errors"
 	"fmt"
 
+	"utxod/backends"
 	"utxod/store"
+	"utxod/store/kvstore/undorec"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -54,4 +57,33 @@ func (s *Store) connectBlockIndex(ix BlockIndex, block wire.Hash, d *utxo.Delta)
 		height = -1
 	}
 	return ix.ApplyBlock(b, height, d)
+}
+
+// UndoRecord returns block's undo record as written: the coins it spent
+// (whole, in input order) and the outpoints it created (coins not filled
+// in, unlike Undo, so it works for any block of the chain and not only the
+// tip). store.ErrNoUndo if there is none. For an index's build.
+func (s *Store) UndoRecord(block wire.Hash) (*utxo.Delta, error) {
+	b, ok, err := s.undoFromFile(block)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		b, ok = s.pendingGet(false, block)
+	}
+	if !ok {
+		v, err := s.kv.Get(hashKey(prefixUndo, block))
+		if errors.Is(err, backends.ErrNotFound) {
+			return nil, store.ErrNoUndo
+		}
+		if err != nil {
+			return nil, err
+		}
+		b = v
+	}
+	if b == nil {
+		return nil, store.ErrNoUndo
+	}
+	d, _, err := undorec.Decode(b)
+	return d, err
 }

@@ -62,8 +62,8 @@ func parsed(t testing.TB, raws [][]byte) map[wire.Hash]*wire.Block {
 	return m
 }
 
-// activeChain is the hashes of cs's active chain, by height.
-func activeChain(t testing.TB, cs *chainstate.Chainstate) []wire.Hash {
+// csChain is the hashes of cs's active chain, by height.
+func csChain(t testing.TB, cs *chainstate.Chainstate) []wire.Hash {
 	t.Helper()
 	tip := cs.Tip()
 	chain := make([]wire.Hash, tip.Height+1)
@@ -191,7 +191,7 @@ func compareHash(a, b wire.Hash) int {
 // tip, and the index's tip with the chainstate's.
 func checkIndex(t testing.TB, ix *Index, cs *chainstate.Chainstate, blocks map[wire.Hash]*wire.Block) oracleStats {
 	t.Helper()
-	chain := activeChain(t, cs)
+	chain := csChain(t, cs)
 	tip, got, err := ix.Blocks(context.Background(), 0, len(chain)+5)
 	if err != nil {
 		t.Fatal(err)
