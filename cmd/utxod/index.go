@@ -15,11 +15,14 @@ import (
 
 	"utxod/backends"
 	"utxod/store/kvstore/shindex"
+	"utxod/store/kvstore/spindex"
 )
 
 const indexUsage = `Usage: utxod index build|drop|verify --datadir D [--backend B] [flags]
 
-Builds, drops or verifies the scripthash index of an existing datadir (which no other
+Builds, drops or verifies the scripthash index (--index silentpayments: the
+silent-payments tweak index, for the blocks whose block and undo data the
+datadir keeps) of an existing datadir (which no other
 utxod process may have open). With the index, address and scripthash lookups
 (/api/address/.../utxo, /api/scripthash/.../utxo, /v1/address, POST /v1/scan)
 read their rows instead of scanning the coin set; the datadir keeps it, and
@@ -69,6 +72,7 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines (0: off)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
+	which := fs.String("index", shindex.Name, "the index: "+shindex.Name+" or "+spindex.Name)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), indexUsage+"\nFlags:\n")
 		fs.PrintDefaults()
@@ -132,6 +136,16 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 		} else {
 			log.Info(name+" progress", "rows", done)
 		}
+	}
+	switch *which {
+	case shindex.Name:
+	case spindex.Name:
+		if err := spIndexCommand(ctx, sub, *datadir, kv, log, report, stdout); err != nil {
+			return fail(err)
+		}
+		return 0
+	default:
+		return usageErr("--index: want %s or %s, got %q", shindex.Name, spindex.Name, *which)
 	}
 	switch sub {
 	case "build":
