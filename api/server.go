@@ -17,6 +17,7 @@ import (
 	"utxod/chainstate"
 	"utxod/params"
 	"utxod/scripthash"
+	"utxod/silentpayments"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -86,6 +87,9 @@ type Config struct {
 	Index     scripthash.Index
 	Coins     scripthash.CoinSource
 	UTXOLimit int
+	// SilentPayments is the store's tweak index (silentpayments.go; nil:
+	// none, the routes answer 501).
+	SilentPayments silentpayments.Index
 	// Follow, when set, reports on following a source: /healthz then says
 	// whether the node is in sync (in_sync) and how following goes.
 	Follow func() (FollowHealth, bool)
@@ -108,6 +112,7 @@ type Server struct {
 
 	closed atomic.Bool // by Close: /healthz answers 503
 	addr   *addrService
+	sp     silentpayments.Index
 }
 
 // New returns a Server for cfg.
@@ -129,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 		sizeOnDisk: cfg.SizeOnDisk,
 		now:        cfg.Now,
 		follow:     cfg.Follow,
+		sp:         cfg.SilentPayments,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -200,6 +206,7 @@ func (s *Server) routes() http.Handler {
 		s.addressRoutes(r)
 	})
 	r.Route("/api", s.esploraRoutes)
+	s.silentPaymentsRoutes(r)
 
 	// Bitcoin Core's REST interface (src/rest.cpp): dispatched by prefix
 	// like Core does, so the URI parsing matches Core's.

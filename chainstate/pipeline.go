@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -450,6 +451,9 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 			}
 		}
 		return err
+	}
+	if n, ok := cs.store.(store.BlockNoter); ok {
+		n.NoteBlock(b, node.Height) // for a store index that reads the block
 	}
 	if err := cs.apply(node, d, skipScripts); err != nil {
 		return err

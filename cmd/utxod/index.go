@@ -16,6 +16,7 @@ import (
 	"utxod/internal/progress"
 	"utxod/node"
 	"utxod/store/kvstore/shindex"
+	"utxod/store/kvstore/spindex"
 )
 
 const indexUsage = `Usage: utxod index build|drop|verify --datadir D [--backend B] [flags]
@@ -68,6 +69,7 @@ type indexFlags struct {
 	progress  time.Duration
 	logLevel  string
 	logFormat string
+	which     string // --index: shindex.Name or spindex.Name
 }
 
 func (f *indexFlags) register(fs *flag.FlagSet) {
@@ -77,6 +79,7 @@ func (f *indexFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.progress, "progress", progress.DefaultEvery, "interval of progress log lines (0: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.which, "index", shindex.Name, "the index: "+shindex.Name+" or "+spindex.Name)
 }
 
 // indexCommand runs utxod index build, drop or verify until done or ctx ends.
@@ -98,6 +101,15 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 			log.Error("closing the store", "err", err)
 		}
 	}()
+	if f.which == spindex.Name {
+		pr := progress.New(progress.Config{What: f.name, Unit: "blocks", Every: f.progress, Out: stderr, Log: log})
+		err = spIndexCommand(ctx, sub, f.datadir, kv, log, pr.Report, stdout)
+		pr.Finish()
+		if err != nil {
+			return fail(stderr, f.name, 1, err)
+		}
+		return 0
+	}
 	pr := progress.New(progress.Config{What: f.name, Unit: "rows", Every: f.progress, Out: stderr, Log: log})
 	switch sub {
 	case "build":
@@ -139,6 +151,9 @@ func (f *indexFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.L
 	}
 	if f.cacheMB < 0 {
 		return usageErr("--cache-mb: must not be negative, got %d", f.cacheMB)
+	}
+	if f.which != shindex.Name && f.which != spindex.Name {
+		return usageErr("--index: want %s or %s, got %q", shindex.Name, spindex.Name, f.which)
 	}
 	lf := commonFlags{logLevel: f.logLevel, logFormat: f.logFormat}
 	log, err := lf.logger(stderr)

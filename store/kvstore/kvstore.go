@@ -58,6 +58,8 @@ type Store struct {
 	// one in the batch).
 	index   []validate.IndexEntry
 	indexes []Index
+	// noted is the block the next Connect applies (NoteBlock).
+	noted notedBlock
 }
 
 var _ store.Store = (*Store)(nil)
