@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"utxod/backends"
 	"utxod/chainstate"
@@ -13,6 +15,7 @@ import (
 	"utxod/script"
 	"utxod/store"
 	"utxod/store/kvstore/shindex"
+	"utxod/store/kvstore/spindex"
 	"utxod/validate"
 )
 
@@ -33,10 +36,12 @@ type Options struct {
 	// filesystem (kvstore.Options.MinFreeBytes): 0 the default, negative
 	// no pre-flush check.
 	MinFreeBytes int64
-	// Index asks for a secondary index in a new datadir: "" none,
-	// shindex.Name (the scripthash index). A datadir that keeps the index
-	// opens it whatever Index says; Index on an existing datadir without
-	// it is refused with the command that builds it.
+	// Index asks for secondary indexes in a new datadir, by name
+	// separated by commas: "" none, shindex.Name (the scripthash index),
+	// spindex.Name (the silent-payments tweak index). A datadir that keeps
+	// an index opens it whatever Index says; an index asked for on an
+	// existing datadir without it is refused with the command that builds
+	// it.
 	Index string
 	// AssumeValid is the assume-valid setting (AssumeValidFor reads the
 	// network's default and the user's overrides); the zero value verifies
@@ -64,6 +69,7 @@ type Node struct {
 	params *params.Params
 	chain  *chainstate.Chainstate
 	index  *shindex.Index // nil without one
+	sp     *spindex.Index // nil without one
 	store  store.Store
 	kv     backends.KV // nil in memory
 	closed bool
@@ -76,6 +82,10 @@ func (n *Node) Chain() *chainstate.Chainstate { return n.chain }
 // Index is the datadir's scripthash index, nil when it keeps none (then
 // lookups scan the coin set).
 func (n *Node) Index() *shindex.Index { return n.index }
+
+// SilentPayments is the datadir's silent-payments tweak index, nil when it
+// keeps none.
+func (n *Node) SilentPayments() *spindex.Index { return n.sp }
 
 // Params is the node's network.
 func (n *Node) Params() *params.Params { return n.params }
@@ -120,20 +130,38 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	return n, nil
 }
 
-// CheckIndex refuses an index name this package does not know, or one
-// asked for without a datadir.
-func CheckIndex(name, datadir string) error {
-	switch name {
-	case "":
-		return nil
-	case shindex.Name:
-		if datadir == "" {
-			return fmt.Errorf("--index %s needs --datadir (without one, address lookups scan the in-memory set)", name)
+// CheckIndex refuses an index name this package does not know, a name
+// given twice, or an index asked for without a datadir. names is
+// Options.Index: names separated by commas.
+func CheckIndex(names, datadir string) error {
+	seen := map[string]bool{}
+	for _, name := range indexNames(names) {
+		switch {
+		case name != shindex.Name && name != spindex.Name:
+			return fmt.Errorf("--index: want %s or %s (or both, separated by a comma), got %q", shindex.Name, spindex.Name, name)
+		case seen[name]:
+			return fmt.Errorf("--index: %s given twice", name)
+		case datadir == "":
+			return fmt.Errorf("--index %s needs --datadir (an index lives in the datadir's store)", name)
 		}
-		return nil
+		seen[name] = true
 	}
-	return fmt.Errorf("--index: want %s, got %q", shindex.Name, name)
+	return nil
 }
+
+// indexNames splits Options.Index at its commas, dropping empty names.
+func indexNames(names string) []string {
+	var out []string
+	for n := range strings.SplitSeq(names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// wants reports whether Options.Index names the index name.
+func wants(names, name string) bool { return slices.Contains(indexNames(names), name) }
 
 // newValidator builds the consensus validator: the script engine and the
 // merkle kernel of opts.

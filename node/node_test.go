@@ -12,6 +12,9 @@ import (
 	"utxod/script"
 	"utxod/store/kvstore"
 	"utxod/store/kvstore/shindex"
+	"utxod/store/kvstore/spindex"
+	"utxod/testkit/chaingen"
+	"utxod/testkit/testchain"
 )
 
 // TestValidatorSigCache: every engine has the signature cache; an import's
@@ -142,5 +145,44 @@ func TestBackendOptions(t *testing.T) {
 	}
 	if got := RecordedBackend(t.TempDir()); got != DefaultBackend {
 		t.Errorf("no marker: %q", got)
+	}
+}
+
+// TestOpenBothIndexes: a new datadir asked for both indexes keeps both; a
+// block connects through both (the tweak index needs the block, which the
+// chainstate notes to the store), and a reopen without --index opens both.
+func TestOpenBothIndexes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "both")
+	opts := Options{Params: params.RegTest(), Datadir: dir, Index: shindex.Name + "," + spindex.Name}
+	n, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Index() == nil || n.SilentPayments() == nil {
+		t.Fatalf("indexes: scripthash %v, silentpayments %v", n.Index() != nil, n.SilentPayments() != nil)
+	}
+	for i, raw := range testchain.Generated(t, chaingen.ProfileModern, 110, 1) {
+		if _, err := n.Chain().ProcessBlock(raw); err != nil {
+			t.Fatalf("block %d: %v", i, err)
+		}
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opts.Index = ""
+	if n, err = Open(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if n.Index() == nil || n.SilentPayments() == nil {
+		t.Fatal("the datadir's indexes not both opened")
+	}
+	if tip := n.SilentPayments().Tip(); tip.Height != 110 {
+		t.Errorf("tweak index at height %d after 110 blocks", tip.Height)
+	}
+	for _, bad := range []string{"scripthash,scripthash", "scripthash,txid"} {
+		if err := CheckIndex(bad, dir); err == nil {
+			t.Errorf("CheckIndex(%q) accepted", bad)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"utxod/backends"
 	"utxod/store/kvstore"
 	"utxod/store/kvstore/shindex"
+	"utxod/store/kvstore/spindex"
 )
 
 // BackendOptions are the options every command opens a datadir's backend
@@ -53,9 +54,21 @@ func (n *Node) openStore(opts Options) error {
 	if err != nil {
 		return errors.Join(err, kv.Close())
 	}
+	sp, err := openSilentPayments(kv, opts)
+	if err != nil {
+		if ix != nil {
+			ix.Close()
+		}
+		return errors.Join(err, kv.Close())
+	}
 	kopts := storeOptions(opts)
 	if ix != nil {
-		kopts.Indexes = []kvstore.Index{ix}
+		kopts.Indexes = append(kopts.Indexes, ix)
+		opts.Log.Info("scripthash index on", "datadir", opts.Datadir)
+	}
+	if sp != nil {
+		kopts.Indexes = append(kopts.Indexes, sp)
+		opts.Log.Info("silent-payments index on", "datadir", opts.Datadir)
 	}
 	kvs, err := kvstore.Open(kv, kopts)
 	if err != nil {
@@ -64,10 +77,7 @@ func (n *Node) openStore(opts Options) error {
 		}
 		return errors.Join(err, kv.Close())
 	}
-	if ix != nil {
-		opts.Log.Info("scripthash index on", "datadir", opts.Datadir)
-	}
-	n.kv, n.index, n.store = kv, ix, kvs
+	n.kv, n.index, n.sp, n.store = kv, ix, sp, kvs
 	return nil
 }
 
@@ -111,13 +121,39 @@ func openIndex(kv backends.KV, opts Options) (*shindex.Index, error) {
 		}
 		return ix, nil
 	}
-	if opts.Index == "" {
+	if !wants(opts.Index, shindex.Name) {
 		return nil, nil
 	}
 	ix, err := shindex.Create(kv, opts.Params.GenesisHash)
 	if errors.Is(err, shindex.ErrNotNew) {
 		return nil, fmt.Errorf("--index %s: the datadir %s has a chainstate but no complete scripthash index; build it with: utxod index build --datadir %s --backend %s",
-			opts.Index, opts.Datadir, opts.Datadir, opts.Backend)
+			shindex.Name, opts.Datadir, opts.Datadir, opts.Backend)
 	}
 	return ix, err
+}
+
+// openSilentPayments opens the datadir's silent-payments index as openIndex
+// does the scripthash index: the one it keeps, a new one for a new datadir
+// that asks for it, or none.
+func openSilentPayments(kv backends.KV, opts Options) (*spindex.Index, error) {
+	m, ok, err := spindex.ReadMeta(kv)
+	if err != nil {
+		return nil, err
+	}
+	if ok && m.State == spindex.Complete {
+		sp, err := spindex.Open(kv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Datadir, err)
+		}
+		return sp, nil
+	}
+	if !wants(opts.Index, spindex.Name) {
+		return nil, nil
+	}
+	sp, err := spindex.Create(kv, opts.Params.GenesisHash)
+	if errors.Is(err, spindex.ErrNotNew) {
+		return nil, fmt.Errorf("--index %s: the datadir %s has a chainstate but no complete silent-payments index; build it (for the blocks whose data it keeps) with: utxod index build --index %s --datadir %s --backend %s",
+			spindex.Name, opts.Datadir, spindex.Name, opts.Datadir, opts.Backend)
+	}
+	return sp, err
 }

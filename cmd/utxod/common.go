@@ -77,7 +77,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 
 // registerIndex adds --index (import and serve).
 func (c *commonFlags) registerIndex(fs *flag.FlagSet) {
-	fs.StringVar(&c.index, "index", "", "secondary index to keep: scripthash (address and scripthash lookups without a scan; needs --datadir). "+
+	fs.StringVar(&c.index, "index", "", "secondary indexes to keep, separated by commas (needs --datadir): scripthash (address and scripthash lookups without a scan), silentpayments (BIP352 tweaks of every block connected). "+
 		"A datadir remembers it: one with the index keeps it without the flag; an existing datadir without it builds it with 'utxod index build'")
 }
 

@@ -199,6 +199,9 @@ func (f *serveFlags) listenAPI(n *node.Node, token string, fw *serveFollower, lo
 	if ix := n.Index(); ix != nil {
 		cfg.Index = ix // else the address routes scan the coin set
 	}
+	if sp := n.SilentPayments(); sp != nil {
+		cfg.SilentPayments = sp // else the tweak routes answer 501
+	}
 	srv, err := api.New(cfg)
 	if err != nil {
 		return nil, nil, nil, err
