@@ -37,8 +37,13 @@ import and serve update it in the same atomic batch as the coins.
           row with the right value for every coin at the store's tip, no
           other row); exit status 1 when it is not.
 
-A new datadir gets the index from the start with 'utxod import --index
-scripthash' or 'utxod serve --index scripthash'.
+--index silentpayments works on the BIP352 tweak index instead: build
+computes the tweaks of the blocks whose block and undo data the datadir
+keeps (the last 288 unless it was run with --archive), resumable in the
+same way; verify recomputes them; drop removes them.
+
+A new datadir gets an index from the start with 'utxod import --index
+NAME' or 'utxod serve --index NAME' (both: --index scripthash,silentpayments).
 `
 
 // cmdIndex dispatches utxod index build|drop|verify.
