@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"utxod/api"
+	"utxod/events"
 	"utxod/params"
 )
 
@@ -174,6 +175,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if f.scripthashIndex != nil {
 		cfg.Index = f.scripthashIndex // else the address routes scan the coin set
 	}
+	hub := events.New(events.Config{Chain: cs, Log: log}) // GET /v1/events
+	cs.SetObserver(hub)
+	cfg.Events = hub
 	srv, err := api.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod serve:", err)
@@ -193,6 +197,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(hub.Close) // ends the event streams: Shutdown need not wait for them
 	tip := cs.Tip()
 	log.Info("serving", "addr", ln.Addr().String(), "network", p.Name, "cookie", cookie, "height", tip.Height, "tip", tip.Hash)
 	fmt.Fprintf(stderr, "utxod serve: listening on http://%s (network %s); write token in %s\n", ln.Addr(), p.Name, cookie)
