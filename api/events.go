@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -254,21 +254,21 @@ func (s *Server) serveEventsSSE(w http.ResponseWriter, r *http.Request, st *even
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 16<<10)
-	flush := func() error {
-		if err := bw.Flush(); err != nil {
+	write := func(batch []events.Message) error {
+		// The batch's frames in one write, which gets eventWriteIdle.
+		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteIdle))
+		buf := ssePool.Get().(*[]byte)
+		b := (*buf)[:0]
+		for _, m := range batch {
+			b = appendSSE(b, m)
+		}
+		_, err := w.Write(b)
+		*buf = b
+		ssePool.Put(buf)
+		if err != nil {
 			return err
 		}
 		return rc.Flush()
-	}
-	write := func(batch []events.Message) error {
-		// Every write of the batch (the buffer fills on a big one) gets
-		// eventWriteIdle from here.
-		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteIdle))
-		for _, m := range batch {
-			writeSSE(bw, m)
-		}
-		return flush()
 	}
 	if write(nil) != nil {
 		return
@@ -288,8 +288,7 @@ func (s *Server) serveEventsSSE(w http.ResponseWriter, r *http.Request, st *even
 				return
 			}
 		case <-keep.C:
-			bw.WriteString(": keepalive\n\n")
-			if write(nil) != nil {
+			if write([]events.Message{{}}) != nil { // a keepalive comment
 				return
 			}
 		case <-st.Done():
@@ -300,24 +299,33 @@ func (s *Server) serveEventsSSE(w http.ResponseWriter, r *http.Request, st *even
 	}
 }
 
-// writeSSE writes one event: kind, id, data (one line: compact JSON). A
+// ssePool holds the buffers a batch's frames are built in.
+var ssePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// appendSSE appends one event: kind, id, data (one line: compact JSON). A
 // message without a kind is an id alone, which moves the client's
-// Last-Event-ID without an event.
-func writeSSE(bw *bufio.Writer, m events.Message) {
+// Last-Event-ID without an event; the zero Message is a comment
+// (keepalive).
+func appendSSE(b []byte, m events.Message) []byte {
+	if m.Kind == "" && m.Data == nil && m.Cursor == (events.Cursor{}) {
+		return append(b, ": keepalive\n\n"...)
+	}
 	if m.Kind != "" {
-		bw.WriteString("event: ")
-		bw.WriteString(m.Kind)
-		bw.WriteByte('\n')
+		b = append(b, "event: "...)
+		b = append(b, m.Kind...)
+		b = append(b, '\n')
 	}
-	bw.WriteString("id: ")
-	bw.WriteString(m.Cursor.String())
-	bw.WriteByte('\n')
+	b = append(b, "id: "...)
+	b = strconv.AppendInt(b, int64(m.Cursor.Height), 10)
+	b = append(b, ':')
+	b = append(b, m.Cursor.Hash.String()...)
+	b = append(b, '\n')
 	if m.Data != nil {
-		bw.WriteString("data: ")
-		bw.Write(m.Data)
-		bw.WriteByte('\n')
+		b = append(b, "data: "...)
+		b = append(b, m.Data...)
+		b = append(b, '\n')
 	}
-	bw.WriteByte('\n')
+	return append(b, '\n')
 }
 
 // serveEventsWS writes the stream as WebSocket messages (EventMessage).
