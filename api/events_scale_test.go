@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"runtime"
@@ -156,4 +155,3 @@ func envInt(name string, def int) int {
 	return def
 }
 
-var _ = fmt.Sprint

@@ -28,7 +28,6 @@ import (
 	"utxod/testkit/blockgen"
 	"utxod/testkit/btcdengine"
 	"utxod/validate"
-	"utxod/wire"
 )
 
 // eventsNet is a regtest node with the events hub, served over real HTTP.
@@ -495,4 +494,3 @@ func TestEventsSubscriptions(t *testing.T) {
 	}
 }
 
-var _ = wire.Hash{}
