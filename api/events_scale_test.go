@@ -154,4 +154,3 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
-

@@ -493,4 +493,3 @@ func TestEventsSubscriptions(t *testing.T) {
 		}
 	}
 }
-
