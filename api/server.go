@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"utxod/chainstate"
+	"utxod/events"
 	"utxod/params"
 	"utxod/scripthash"
 	"utxod/silentpayments"
@@ -93,6 +94,8 @@ type Config struct {
 	// Follow, when set, reports on following a source: /healthz then says
 	// whether the node is in sync (in_sync) and how following goes.
 	Follow func() (FollowHealth, bool)
+	// Events, when set, serves the event streams (events.go; nil: 501).
+	Events *events.Hub
 }
 
 // Server serves the utxod HTTP API. Create it with New; it is safe for
@@ -113,6 +116,7 @@ type Server struct {
 	closed atomic.Bool // by Close: /healthz answers 503
 	addr   *addrService
 	sp     silentpayments.Index
+	events *eventService
 }
 
 // New returns a Server for cfg.
@@ -150,6 +154,7 @@ func New(cfg Config) (*Server, error) {
 		o.ObserveSubmits(func(d time.Duration) { s.metrics.validation.Observe(d.Seconds()) })
 	}
 	s.addr = newAddrService(cfg)
+	s.events = newEventService(cfg)
 	s.docsUI = newDocsUI()
 	s.metricsHandler = s.metrics.handler()
 	s.handler = s.routes()
@@ -204,6 +209,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/utxos/{txid}/{vout}", s.handleUTXO)
 		r.Get("/snapshot", s.handleSnapshot)
 		s.addressRoutes(r)
+		s.eventRoutes(r)
 	})
 	r.Route("/api", s.esploraRoutes)
 	s.silentPaymentsRoutes(r)

@@ -458,6 +458,7 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 	if err := cs.apply(node, d, skipScripts); err != nil {
 		return err
 	}
+	cs.noteConnected(node, b, d)
 	pl := cs.pipe
 	pl.verified = pl.verified || !skipScripts
 	if pl.depth == 0 && len(pl.pending) == 0 {
@@ -490,6 +491,7 @@ func (cs *Chainstate) settleNow(node *validate.BlockNode, check *validate.Script
 // block rolled back loses nothing.
 func (cs *Chainstate) settled(node *validate.BlockNode) error {
 	cs.addStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
+	cs.announceConnected(node)
 	// Keep block data only for the last `keep` blocks (reorg depth).
 	if old := cs.chain.At(node.Height - cs.keep); old != nil && old.Height > 0 && old.Status.Has(validate.StatusHaveData) {
 		if err := cs.store.DeleteBlock(old.Hash); err != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"utxod/api"
+	"utxod/events"
 	"utxod/node"
 	"utxod/params"
 )
@@ -202,6 +203,9 @@ func (f *serveFlags) listenAPI(n *node.Node, token string, fw *serveFollower, lo
 	if sp := n.SilentPayments(); sp != nil {
 		cfg.SilentPayments = sp // else the tweak routes answer 501
 	}
+	hub := events.New(events.Config{Chain: n.Chain(), Log: log}) // GET /v1/events
+	n.Chain().SetObserver(hub)
+	cfg.Events = hub
 	srv, err := api.New(cfg)
 	if err != nil {
 		return nil, nil, nil, err
@@ -219,6 +223,7 @@ func (f *serveFlags) listenAPI(n *node.Node, token string, fw *serveFollower, lo
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(hub.Close) // ends the event streams: Shutdown need not wait for them
 	return srv, hs, ln, nil
 }
 
