@@ -67,16 +67,7 @@ func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) 
 		restError(w, http.StatusNotFound, "block-not-found", hashStr+" not found")
 		return
 	}
-	var raw []byte
-	var err error
-	switch bs, ok := s.chain.(BlockStore); {
-	case hash == s.params.GenesisHash:
-		raw = s.params.GenesisBlock // served by Core; never in utxod's store
-	case ok:
-		raw, err = bs.BlockData(hash)
-	default:
-		err = store.ErrNoBlock
-	}
+	raw, err := s.rawBlock(hash)
 	switch {
 	case errors.Is(err, store.ErrNoBlock):
 		// Core: BLOCK_HAVE_DATA unset, pruned or never downloaded.
