@@ -20,7 +20,8 @@ import (
 
 // This file serves Bitcoin Core's REST interface (src/rest.cpp,
 // doc/REST-interface.md) for the parts utxod can answer: chaininfo,
-// getutxos (BIP64), blockhashbyheight, headers and block (restblock.go). Successful answers match
+// getutxos (BIP64), blockhashbyheight, headers, block (restblock.go),
+// spenttxouts and blockpart (restundo.go). Successful answers match
 // Core byte for byte (bin, hex) and field for field (json). Errors keep
 // Core's status codes and carry Core's message as the problem detail.
 
@@ -73,10 +74,12 @@ var restPrefixes = []struct {
 }{
 	{"/rest/block/notxdetails/", (*Server).restBlockNoTxDetails},
 	{"/rest/block/", (*Server).restBlock},
+	{"/rest/blockpart/", (*Server).restBlockPart},
 	{"/rest/chaininfo", (*Server).restChainInfo},
 	{"/rest/headers/", (*Server).restHeaders},
 	{"/rest/getutxos", (*Server).restGetUTXOs},
 	{"/rest/blockhashbyheight/", (*Server).restBlockHashByHeight},
+	{"/rest/spenttxouts/", (*Server).restSpentTxOuts},
 }
 
 // handleREST dispatches /rest/... by prefix like Core's HTTP server.
@@ -88,7 +91,7 @@ func (s *Server) handleREST(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	restError(w, http.StatusNotFound, "not-found", "REST endpoint not served by utxod (available: block, block/notxdetails, chaininfo, headers, getutxos, blockhashbyheight)")
+	restError(w, http.StatusNotFound, "not-found", "REST endpoint not served by utxod (available: block, block/notxdetails, blockpart, chaininfo, headers, getutxos, blockhashbyheight, spenttxouts)")
 }
 
 // ChainInfo is Core's getblockchaininfo object (Core 29 field set) as

@@ -1,13 +1,10 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
 	"utxod/chainstate"
-	"utxod/store"
-	"utxod/validate"
 	"utxod/wire"
 )
 
@@ -57,29 +54,8 @@ func (s *Server) restBlockNoTxDetails(w http.ResponseWriter, _ *http.Request, re
 // serveRESTBlock is Core's rest_block.
 func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) {
 	hashStr, f := parseDataFormat(rest)
-	hash, ok := parseHashStr(hashStr)
+	raw, n, ok := s.restRawBlock(w, hashStr)
 	if !ok {
-		restError(w, http.StatusBadRequest, "bad-hash", "Invalid hash: "+hashStr)
-		return
-	}
-	n, ok := s.chain.Lookup(hash)
-	if !ok || n.Orphan {
-		restError(w, http.StatusNotFound, "block-not-found", hashStr+" not found")
-		return
-	}
-	raw, err := s.rawBlock(hash)
-	switch {
-	case errors.Is(err, store.ErrNoBlock):
-		// Core: BLOCK_HAVE_DATA unset, pruned or never downloaded.
-		if st := n.Status; st.Has(validate.StatusDataValid) || st.Has(validate.StatusConnected) {
-			restError(w, http.StatusNotFound, "block-pruned", hashStr+" not available (pruned data)")
-		} else {
-			restError(w, http.StatusNotFound, "block-not-downloaded", hashStr+" not available (not fully downloaded)")
-		}
-		return
-	case err != nil:
-		s.log.Error("reading block data", "hash", hash, "err", err)
-		restError(w, http.StatusInternalServerError, "io-error", "I/O error reading "+hashStr)
 		return
 	}
 	switch f {
@@ -92,7 +68,7 @@ func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) 
 		}
 		b, err := wire.ParseBlock(raw)
 		if err != nil {
-			s.log.Error("stored block does not parse", "hash", hash, "err", err)
+			s.log.Error("stored block does not parse", "hash", n.Hash, "err", err)
 			restError(w, http.StatusInternalServerError, "io-error", "I/O error reading "+hashStr)
 			return
 		}

@@ -61,7 +61,10 @@ type Store struct {
 	indexes []Index
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.SpentReader = (*Store)(nil)
+)
 
 // DefaultCacheBytes is the coins cache budget New gives for 0 (utxod's
 // --cache-mb default): Core's default -dbcache.
