@@ -228,6 +228,10 @@ func parseEsploraHash(w http.ResponseWriter, r *http.Request) (wire.Hash, bool) 
 //	@Success		200		{object}	EsploraBlock
 //	@Failure		400		{string}	string	"Invalid hex string"
 //	@Failure		404		{string}	string	"Block not found"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash} [get]
 func (s *Server) handleEsploraBlock(w http.ResponseWriter, r *http.Request) {
 	hash, ok := parseEsploraHash(w, r)
@@ -239,11 +243,12 @@ func (s *Server) handleEsploraBlock(w http.ResponseWriter, r *http.Request) {
 		writeEsploraError(w, http.StatusNotFound, "Block not found")
 		return
 	}
+	answeredAtBlock(r, n)
 	b, ok := s.esploraBlockData(w, n)
 	if !ok {
 		return
 	}
-	writeEsploraJSON(w, esploraBlockValue(n, b), ttlLong)
+	writeEsploraJSONCached(w, esploraBlockValue(n, b), blockCacheControl(n))
 }
 
 // handleEsploraBlockHeader godoc
@@ -256,6 +261,10 @@ func (s *Server) handleEsploraBlock(w http.ResponseWriter, r *http.Request) {
 //	@Success		200		{string}	string	"header hex"
 //	@Failure		400		{string}	string	"Invalid hex string"
 //	@Failure		404		{string}	string	"Block not found"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash}/header [get]
 func (s *Server) handleEsploraBlockHeader(w http.ResponseWriter, r *http.Request) {
 	hash, ok := parseEsploraHash(w, r)
@@ -267,7 +276,8 @@ func (s *Server) handleEsploraBlockHeader(w http.ResponseWriter, r *http.Request
 		writeEsploraError(w, http.StatusNotFound, "Block not found")
 		return
 	}
-	writeEsplora(w, "text/plain", []byte(hex.EncodeToString(n.Header.AppendTo(nil))), ttlLong)
+	answeredAtBlock(r, n)
+	writeEsploraCached(w, "text/plain", []byte(hex.EncodeToString(n.Header.AppendTo(nil))), blockCacheControl(n))
 }
 
 // handleEsploraBlockRaw godoc
@@ -280,6 +290,10 @@ func (s *Server) handleEsploraBlockHeader(w http.ResponseWriter, r *http.Request
 //	@Success		200		{string}	string	"the block"
 //	@Failure		400		{string}	string	"Invalid hex string"
 //	@Failure		404		{string}	string	"Block not found"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash}/raw [get]
 func (s *Server) handleEsploraBlockRaw(w http.ResponseWriter, r *http.Request) {
 	hash, ok := parseEsploraHash(w, r)
@@ -291,11 +305,12 @@ func (s *Server) handleEsploraBlockRaw(w http.ResponseWriter, r *http.Request) {
 		writeEsploraError(w, http.StatusNotFound, "Block not found")
 		return
 	}
+	answeredAtBlock(r, n)
 	b, ok := s.esploraBlockData(w, n)
 	if !ok {
 		return
 	}
-	writeEsplora(w, "application/octet-stream", b.Raw, ttlLong)
+	writeEsploraCached(w, "application/octet-stream", b.Raw, blockCacheControl(n))
 }
 
 // esploraTxids returns the txids of a known block whose data is kept
@@ -310,6 +325,7 @@ func (s *Server) esploraTxids(w http.ResponseWriter, r *http.Request) ([]string,
 		writeEsploraError(w, http.StatusNotFound, "Block not found")
 		return nil, n, false
 	}
+	answeredAtBlock(r, n)
 	b, ok := s.esploraBlockData(w, n)
 	if !ok {
 		return nil, n, false
@@ -331,13 +347,17 @@ func (s *Server) esploraTxids(w http.ResponseWriter, r *http.Request) ([]string,
 //	@Success		200		{array}		string
 //	@Failure		400		{string}	string	"Invalid hex string"
 //	@Failure		404		{string}	string	"Block not found"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash}/txids [get]
 func (s *Server) handleEsploraBlockTxids(w http.ResponseWriter, r *http.Request) {
-	txids, _, ok := s.esploraTxids(w, r)
+	txids, n, ok := s.esploraTxids(w, r)
 	if !ok {
 		return
 	}
-	writeEsploraJSON(w, txids, ttlLong)
+	writeEsploraJSONCached(w, txids, blockCacheControl(n))
 }
 
 // handleEsploraBlockTxid godoc
@@ -351,6 +371,10 @@ func (s *Server) handleEsploraBlockTxids(w http.ResponseWriter, r *http.Request)
 //	@Success		200		{string}	string	"txid"
 //	@Failure		400		{string}	string	"Invalid hex string or Invalid number"
 //	@Failure		404		{string}	string	"Block not found or tx index out of range"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash}/txid/{index} [get]
 func (s *Server) handleEsploraBlockTxid(w http.ResponseWriter, r *http.Request) {
 	if _, err := wire.ParseHash(chi.URLParam(r, "hash")); err != nil {
@@ -362,7 +386,7 @@ func (s *Server) handleEsploraBlockTxid(w http.ResponseWriter, r *http.Request) 
 		writeEsploraError(w, http.StatusBadRequest, "Invalid number")
 		return
 	}
-	txids, _, ok := s.esploraTxids(w, r)
+	txids, n, ok := s.esploraTxids(w, r)
 	if !ok {
 		return
 	}
@@ -370,7 +394,7 @@ func (s *Server) handleEsploraBlockTxid(w http.ResponseWriter, r *http.Request) 
 		writeEsploraError(w, http.StatusNotFound, "tx index out of range")
 		return
 	}
-	writeEsplora(w, "text/plain", []byte(txids[i]), ttlLong)
+	writeEsploraCached(w, "text/plain", []byte(txids[i]), blockCacheControl(n))
 }
 
 // handleEsploraBlocksTip godoc
@@ -381,6 +405,10 @@ func (s *Server) handleEsploraBlockTxid(w http.ResponseWriter, r *http.Request) 
 //	@Produce		json
 //	@Success		200	{array}		EsploraBlock
 //	@Failure		404	{string}	string	"Block not found"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/blocks [get]
 func (s *Server) handleEsploraBlocksTip(w http.ResponseWriter, r *http.Request) {
 	s.handleEsploraBlocks(w, r)
@@ -395,6 +423,10 @@ func (s *Server) handleEsploraBlocksTip(w http.ResponseWriter, r *http.Request) 
 //	@Param			start_height	path		string	true	"height of the first block"
 //	@Success		200				{array}		EsploraBlock
 //	@Failure		404				{string}	string	"Block not found"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/blocks/{start_height} [get]
 func (s *Server) handleEsploraBlocks(w http.ResponseWriter, r *http.Request) {
 	h, fromHeight := parseUsize(chi.URLParam(r, "start_height"))
@@ -422,6 +454,7 @@ func (s *Server) handleEsploraBlocks(w http.ResponseWriter, r *http.Request) {
 			writeEsploraError(w, http.StatusNotFound, "Block not found")
 			return
 		}
+		answeredAtTip(r, start.TipHash, start.TipHeight)
 		writeEsploraJSON(w, out, ttlShort)
 		return
 	}

@@ -29,9 +29,13 @@ var _ BlockStore = (*chainstate.Chainstate)(nil)
 //	@Success		200		{string}	string	"the block"
 //	@Failure		400		{object}	Problem	"bad hash"
 //	@Failure		404		{object}	Problem	"unknown block, data not kept, or unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/block/{hashext} [get]
-func (s *Server) restBlock(w http.ResponseWriter, _ *http.Request, rest string) {
-	s.serveRESTBlock(w, rest, false)
+func (s *Server) restBlock(w http.ResponseWriter, r *http.Request, rest string) {
+	s.serveRESTBlock(w, r, rest, false)
 }
 
 // restBlockNoTxDetails godoc
@@ -46,20 +50,26 @@ func (s *Server) restBlock(w http.ResponseWriter, _ *http.Request, rest string) 
 //	@Success		200		{object}	BlockJSON
 //	@Failure		400		{object}	Problem	"bad hash"
 //	@Failure		404		{object}	Problem	"unknown block, data not kept, or unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/block/notxdetails/{hashext} [get]
-func (s *Server) restBlockNoTxDetails(w http.ResponseWriter, _ *http.Request, rest string) {
-	s.serveRESTBlock(w, rest, true)
+func (s *Server) restBlockNoTxDetails(w http.ResponseWriter, r *http.Request, rest string) {
+	s.serveRESTBlock(w, r, rest, true)
 }
 
 // serveRESTBlock is Core's rest_block.
-func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) {
+func (s *Server) serveRESTBlock(w http.ResponseWriter, r *http.Request, rest string, txids bool) {
 	hashStr, f := parseDataFormat(rest)
-	raw, n, ok := s.restRawBlock(w, hashStr)
+	raw, n, ok := s.restRawBlock(w, r, hashStr)
 	if !ok {
 		return
 	}
+	cacheControl := blockCacheControl(n)
 	switch f {
 	case fmtBin, fmtHex:
+		w.Header().Set("Cache-Control", cacheControl)
 		writeBinOrHex(w, f, raw)
 	case fmtJSON:
 		if !txids {
@@ -72,6 +82,7 @@ func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) 
 			restError(w, http.StatusInternalServerError, "io-error", "I/O error reading "+hashStr)
 			return
 		}
+		w.Header().Set("Cache-Control", cacheControl)
 		writeJSON(w, http.StatusOK, s.blockJSON(n, b))
 	default:
 		restError(w, http.StatusNotFound, "format-not-found", availableFormats)

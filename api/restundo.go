@@ -51,8 +51,12 @@ type SpentTxOuts [][]SpentTxOut
 //	@Success		200		{object}	SpentTxOuts
 //	@Failure		400		{object}	Problem	"bad hash or URI"
 //	@Failure		404		{object}	Problem	"unknown block, undo data not available, or unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/spenttxouts/{hashext} [get]
-func (s *Server) restSpentTxOuts(w http.ResponseWriter, _ *http.Request, rest string) {
+func (s *Server) restSpentTxOuts(w http.ResponseWriter, r *http.Request, rest string) {
 	param, f := parseDataFormat(rest)
 	if strings.Contains(param, "/") {
 		restError(w, http.StatusBadRequest, "bad-uri", "Invalid URI format. Expected /rest/spenttxouts/<hash>.<ext>")
@@ -64,9 +68,11 @@ func (s *Server) restSpentTxOuts(w http.ResponseWriter, _ *http.Request, rest st
 		return
 	}
 	var spent [][]utxo.Coin
+	var n chainstate.BlockInfo
 	err := store.ErrNoUndo
 	if src, ok := s.chain.(SpentSource); ok {
-		spent, _, err = src.SpentOutputs(hash)
+		spent, n, err = src.SpentOutputs(hash)
+		answeredAtBlock(r, n)
 	} else if n, ok := s.chain.Lookup(hash); !ok || n.Orphan {
 		err = chainstate.ErrUnknownBlock
 	}
@@ -84,8 +90,10 @@ func (s *Server) restSpentTxOuts(w http.ResponseWriter, _ *http.Request, rest st
 	}
 	switch f {
 	case fmtBin, fmtHex:
+		w.Header().Set("Cache-Control", blockCacheControl(n))
 		writeBinOrHex(w, f, appendSpentTxOuts(nil, spent))
 	case fmtJSON:
+		w.Header().Set("Cache-Control", blockCacheControl(n))
 		out := make(SpentTxOuts, 0, len(spent)+1)
 		out = append(out, []SpentTxOut{})
 		for _, tx := range spent {
@@ -140,6 +148,10 @@ func parseSize(s string) (uint64, bool) {
 //	@Success		200		{string}	string	"the bytes"
 //	@Failure		400		{object}	Problem	"missing or invalid offset or size, bad hash, a range outside the block, or json"
 //	@Failure		404		{object}	Problem	"unknown block, data not kept, or unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/blockpart/{hashext} [get]
 func (s *Server) restBlockPart(w http.ResponseWriter, r *http.Request, rest string) {
 	q := r.URL.Query()
@@ -154,7 +166,7 @@ func (s *Server) restBlockPart(w http.ResponseWriter, r *http.Request, rest stri
 		return
 	}
 	hashStr, f := parseDataFormat(rest)
-	raw, _, ok := s.restRawBlock(w, hashStr)
+	raw, n, ok := s.restRawBlock(w, r, hashStr)
 	if !ok {
 		return
 	}
@@ -165,6 +177,7 @@ func (s *Server) restBlockPart(w http.ResponseWriter, r *http.Request, rest stri
 	part := raw[offset : offset+size]
 	switch f {
 	case fmtBin, fmtHex:
+		w.Header().Set("Cache-Control", blockCacheControl(n))
 		writeBinOrHex(w, f, part)
 	case fmtJSON:
 		restError(w, http.StatusBadRequest, "format-not-supported", "JSON output is not supported for this request type")
@@ -176,7 +189,7 @@ func (s *Server) restBlockPart(w http.ResponseWriter, r *http.Request, rest stri
 // restRawBlock is the part of Core's rest_block before the format: parse
 // the hash, look the block up, read its data; on failure it writes Core's
 // error.
-func (s *Server) restRawBlock(w http.ResponseWriter, hashStr string) ([]byte, chainstate.BlockInfo, bool) {
+func (s *Server) restRawBlock(w http.ResponseWriter, r *http.Request, hashStr string) ([]byte, chainstate.BlockInfo, bool) {
 	hash, ok := parseHashStr(hashStr)
 	if !ok {
 		restError(w, http.StatusBadRequest, "bad-hash", "Invalid hash: "+hashStr)
@@ -187,6 +200,7 @@ func (s *Server) restRawBlock(w http.ResponseWriter, hashStr string) ([]byte, ch
 		restError(w, http.StatusNotFound, "block-not-found", hashStr+" not found")
 		return nil, n, false
 	}
+	answeredAtBlock(r, n)
 	raw, err := s.rawBlock(hash)
 	switch {
 	case errors.Is(err, store.ErrNoBlock):

@@ -34,8 +34,10 @@ type BlockInfo struct {
 	// its successor's hash (zero at the tip).
 	InActiveChain bool
 	Next          wire.Hash
-	// TipHeight is the active tip's height when the copy was taken.
+	// TipHeight and TipHash are the active tip when the copy was taken:
+	// the tip the copy describes the block at.
 	TipHeight int32
+	TipHash   wire.Hash
 	// Orphan is a recently held block whose parent was unknown: only Hash
 	// and Header.PrevBlock are set, and Height is -1.
 	Orphan bool
@@ -52,6 +54,7 @@ func (cs *Chainstate) infoLocked(n *validate.BlockNode) BlockInfo {
 		RejectReason: n.RejectReason,
 		MedianTime:   n.MedianTimePast(),
 		TipHeight:    cs.chain.Tip().Height,
+		TipHash:      cs.chain.Tip().Hash,
 	}
 	if cs.chain.Contains(n) {
 		bi.InActiveChain = true
