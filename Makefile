@@ -61,10 +61,11 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./snapshot/fuzz/
 	$(GO) test -run '^$$' -fuzz '^FuzzComputeTweak$$' -fuzztime $(FUZZTIME) ./silentpayments/
 
-# The published Esplora client @mempool/mempool.js (npm) against a test
-# server (api's TestMempoolJSClient); needs node and npm.
+# The published Esplora clients @mempool/mempool.js and @bitcoinerlab/explorer
+# (npm) against a test server (api's TestMempoolJSClient, TestExplorerClient);
+# needs node and npm.
 test-esplora-client:
-	UTXOD_MEMPOOLJS=$$(sh scripts/mempooljs.sh) $(GO) test -tags '$(TAGS)' -count=1 -run TestMempoolJSClient -v ./api/
+	UTXOD_MEMPOOLJS=$$(sh scripts/mempooljs.sh) $(GO) test -tags '$(TAGS)' -count=1 -run 'TestMempoolJSClient|TestExplorerClient' -v ./api/
 
 vet: deps-build
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)

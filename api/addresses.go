@@ -283,6 +283,7 @@ func (s *Server) utxoPage(w http.ResponseWriter, r *http.Request, t target) {
 		s.writeLookupProblem(w, err)
 		return
 	}
+	answeredAtTip(r, p.tip.Hash, int32(p.tip.Height))
 	writeJSON(w, http.StatusOK, p.utxoPage(t, p.answers[0]))
 }
 
@@ -309,6 +310,10 @@ func (p *page) utxoPage(t target, a scripthash.Answer) UTXOPage {
 //	@Failure		400		{object}	Problem	"bad address, limit or cursor"
 //	@Failure		501		{object}	Problem	"no scripthash index and no coin set to scan"
 //	@Failure		503		{object}	Problem	"busy (too many queries waiting for a scan) or a reorganisation during the lookup"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/address/{address}/utxos [get]
 func (s *Server) handleAddressUTXOs(w http.ResponseWriter, r *http.Request) {
 	if t, ok := s.addressTarget(w, chi.URLParam(r, "address")); ok {
@@ -329,6 +334,10 @@ func (s *Server) handleAddressUTXOs(w http.ResponseWriter, r *http.Request) {
 //	@Failure		400		{object}	Problem	"bad scripthash, limit or cursor"
 //	@Failure		501		{object}	Problem	"no scripthash index and no coin set to scan"
 //	@Failure		503		{object}	Problem	"busy or a reorganisation during the lookup"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/scripthash/{hash}/utxos [get]
 func (s *Server) handleScripthashUTXOs(w http.ResponseWriter, r *http.Request) {
 	if t, ok := scripthashTarget(w, chi.URLParam(r, "hash")); ok {
@@ -356,6 +365,7 @@ func (s *Server) utxoSummary(w http.ResponseWriter, r *http.Request, t target) {
 		return
 	}
 	a := p.answers[0]
+	answeredAtTip(r, p.tip.Hash, int32(p.tip.Height))
 	writeJSON(w, http.StatusOK, UTXOSummary{Address: t.address, Scripthash: t.hash.String(), Height: p.tip.Height,
 		BestBlock: p.tip.Hash.String(), UTXOCount: a.Count, UTXOSum: a.Sum, Amount: utxo.Amount(a.Sum)})
 }
@@ -371,6 +381,10 @@ func (s *Server) utxoSummary(w http.ResponseWriter, r *http.Request, t target) {
 //	@Failure		400		{object}	Problem	"bad address"
 //	@Failure		501		{object}	Problem	"no scripthash index and no coin set to scan"
 //	@Failure		503		{object}	Problem	"busy or a reorganisation during the lookup"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/address/{address}/summary [get]
 func (s *Server) handleAddressSummary(w http.ResponseWriter, r *http.Request) {
 	if t, ok := s.addressTarget(w, chi.URLParam(r, "address")); ok {
@@ -388,6 +402,10 @@ func (s *Server) handleAddressSummary(w http.ResponseWriter, r *http.Request) {
 //	@Failure		400		{object}	Problem	"bad scripthash"
 //	@Failure		501		{object}	Problem	"no scripthash index and no coin set to scan"
 //	@Failure		503		{object}	Problem	"busy or a reorganisation during the lookup"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/scripthash/{hash}/summary [get]
 func (s *Server) handleScripthashSummary(w http.ResponseWriter, r *http.Request) {
 	if t, ok := scripthashTarget(w, chi.URLParam(r, "hash")); ok {
@@ -433,6 +451,8 @@ type UTXOBatch struct {
 //	@Failure		413		{object}	Problem	"more than 1000 items or a body above 1 MiB"
 //	@Failure		501		{object}	Problem	"no scripthash index and no coin set to scan"
 //	@Failure		503		{object}	Problem	"busy or a reorganisation during the lookup"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
 //	@Router			/v1/utxos/batch [post]
 func (s *Server) handleUTXOBatch(w http.ResponseWriter, r *http.Request) {
 	var req UTXOBatchRequest
@@ -482,6 +502,7 @@ func (s *Server) handleUTXOBatch(w http.ResponseWriter, r *http.Request) {
 		s.writeLookupProblem(w, err)
 		return
 	}
+	answeredAt(r, p.tip.Hash, int32(p.tip.Height))
 	out := UTXOBatch{Height: p.tip.Height, BestBlock: p.tip.Hash.String(), Results: make([]UTXOBatchItem, len(targets))}
 	for i, t := range targets {
 		a := p.answers[i]

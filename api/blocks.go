@@ -55,6 +55,8 @@ type BlockResult struct {
 //	@Failure		415		{object}	Problem	"unsupported Content-Type"
 //	@Failure		422		{object}	Problem	"invalid block; reason is Bitcoin Core's reject reason"
 //	@Failure		503		{object}	Problem	"shutting down or orphan pool full"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
 //	@Router			/v1/blocks [post]
 func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
 	isHex := false
@@ -215,6 +217,8 @@ type BlockInfo struct {
 	Time              uint32 `json:"time" example:"1231469665"`
 	Bits              string `json:"bits,omitempty" example:"1d00ffff"`
 	Nonce             uint32 `json:"nonce" example:"2573394689"`
+	// Tip is the active tip the entry was read at (confirmations count to it).
+	Tip TipRef `json:"tip"`
 }
 
 // blockInfo describes n.
@@ -230,6 +234,7 @@ func blockInfo(n chainstate.BlockInfo) BlockInfo {
 		Time:          n.Header.Time,
 		Bits:          fmt.Sprintf("%08x", n.Header.Bits),
 		Nonce:         n.Header.Nonce,
+		Tip:           tipRef(n.TipHash, n.TipHeight),
 	}
 	switch {
 	case n.Status.Invalid():
@@ -274,6 +279,10 @@ func hex64(x *big.Int) string {
 //	@Success		200		{object}	BlockInfo
 //	@Failure		400		{object}	Problem	"malformed hash"
 //	@Failure		404		{object}	Problem	"unknown block"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/blocks/{hash} [get]
 func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
 	hs := chi.URLParam(r, "hash")
@@ -284,8 +293,14 @@ func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
 	}
 	switch n, ok := s.chain.Lookup(hash); {
 	case ok && n.Orphan:
-		writeJSON(w, http.StatusOK, BlockInfo{Hash: hash.String(), Height: -1, Status: "orphan", Confirmations: -1, PreviousBlockHash: n.Header.PrevBlock.String()})
+		tip := s.chain.Tip()
+		answeredAt(r, tip.Hash, tip.Height)
+		w.Header().Set("Cache-Control", blockCacheControl(n))
+		writeJSON(w, http.StatusOK, BlockInfo{Hash: hash.String(), Height: -1, Status: "orphan", Confirmations: -1,
+			PreviousBlockHash: n.Header.PrevBlock.String(), Tip: tipRef(tip.Hash, tip.Height)})
 	case ok:
+		answeredAtBlock(r, n)
+		w.Header().Set("Cache-Control", blockCacheControl(n))
 		writeJSON(w, http.StatusOK, blockInfo(n))
 	default:
 		writeProblem(w, http.StatusNotFound, "block-not-found", "block "+hash.String()+" is unknown")
@@ -298,9 +313,15 @@ func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
 //	@Tags		blocks
 //	@Produce	json
 //	@Success	200	{object}	BlockInfo
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router		/v1/tip [get]
-func (s *Server) handleTip(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, blockInfo(s.chain.Tip()))
+func (s *Server) handleTip(w http.ResponseWriter, r *http.Request) {
+	tip := s.chain.Tip()
+	answeredAtBlock(r, tip)
+	writeJSON(w, http.StatusOK, blockInfo(tip))
 }
 
 // handleBlockAtHeight godoc
@@ -312,6 +333,10 @@ func (s *Server) handleTip(w http.ResponseWriter, _ *http.Request) {
 //	@Success	200		{object}	BlockInfo
 //	@Failure	400		{object}	Problem	"malformed height"
 //	@Failure	404		{object}	Problem	"height above the tip"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router		/v1/blocks/height/{height} [get]
 func (s *Server) handleBlockAtHeight(w http.ResponseWriter, r *http.Request) {
 	h, err := strconv.ParseInt(chi.URLParam(r, "height"), 10, 32)
@@ -324,5 +349,6 @@ func (s *Server) handleBlockAtHeight(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "height-out-of-range", fmt.Sprintf("height %d is above the active tip", h))
 		return
 	}
+	answeredAtBlock(r, n)
 	writeJSON(w, http.StatusOK, blockInfo(n))
 }

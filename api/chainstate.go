@@ -48,6 +48,10 @@ type ChainstateInfo struct {
 //	@Param			hash_type	query		string	false	"digest to include"	Enums(muhash, hash_serialized_3, none)	default(muhash)
 //	@Success		200			{object}	ChainstateInfo
 //	@Failure		400			{object}	Problem	"unknown hash_type"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/chainstate [get]
 func (s *Server) handleChainstate(w http.ResponseWriter, r *http.Request) {
 	ht := r.URL.Query().Get("hash_type")
@@ -68,6 +72,7 @@ func (s *Server) handleChainstate(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusInternalServerError, "internal", "computing the chainstate statistics failed")
 		return
 	}
+	answeredAtTip(r, info.BestBlock, int32(info.Height))
 	writeJSON(w, http.StatusOK, ChainstateInfo(info))
 }
 
@@ -103,6 +108,8 @@ type UTXO struct {
 	Height       uint32      `json:"height" example:"1"`
 	Coinbase     bool        `json:"coinbase" example:"true"`
 	ScriptPubKey string      `json:"script_pubkey" example:"410496b538e853519c726a2c91e61ec11600ae1390813a627c66fb8be7947be63c52da7589379515d4e0a604f8141781e62294721166bf621e73a82cbf2342c858eeac"`
+	// Tip is the active tip the output was read at.
+	Tip TipRef `json:"tip"`
 }
 
 // handleUTXO godoc
@@ -115,6 +122,10 @@ type UTXO struct {
 //	@Success	200		{object}	UTXO
 //	@Failure	400		{object}	Problem	"malformed txid or vout"
 //	@Failure	404		{object}	Problem	"spent or never existed"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router		/v1/utxos/{txid}/{vout} [get]
 func (s *Server) handleUTXO(w http.ResponseWriter, r *http.Request) {
 	txid, err := wire.ParseHash(chi.URLParam(r, "txid"))
@@ -128,18 +139,21 @@ func (s *Server) handleUTXO(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	op := utxo.Outpoint{Hash: txid, Index: uint32(vout)}
-	c, ok, err := s.chain.Coin(op)
+	found, coins, tip, err := s.chain.Coins([]utxo.Outpoint{op})
 	if err != nil {
 		s.log.Error("coin lookup", "err", err)
 		writeProblem(w, http.StatusInternalServerError, "internal", "coin lookup failed")
 		return
 	}
-	if !ok {
+	answeredAtTip(r, tip.Hash, tip.Height)
+	if !found[0] {
 		writeProblem(w, http.StatusNotFound, "utxo-not-found", "no unspent output "+txid.String()+":"+strconv.FormatUint(vout, 10))
 		return
 	}
+	c := coins[0]
 	writeJSON(w, http.StatusOK, UTXO{
 		TxID: txid, Vout: uint32(vout), Value: utxo.Amount(c.Value), ValueSat: c.Value,
 		Height: c.Height, Coinbase: c.Coinbase, ScriptPubKey: hex.EncodeToString(c.Script),
+		Tip: tipRef(tip.Hash, tip.Height),
 	})
 }

@@ -1,7 +1,13 @@
 // Package api serves utxod over HTTP: block submission, the chainstate
 // (Core's gettxoutsetinfo), unspent outputs, block-index entries, Bitcoin
-// Core's REST interface (chaininfo, getutxos, blockhashbyheight, headers),
-// health, Prometheus metrics and the OpenAPI description.
+// Core's REST interface (chaininfo, getutxos, blockhashbyheight, headers,
+// block, blockpart, spenttxouts), Esplora's routes, health, Prometheus
+// metrics and the OpenAPI description.
+//
+// Every answer names the active tip it was computed at
+// (X-Utxod-Tip-Hash, X-Utxod-Tip-Height; tipstamp.go); GET answers carry
+// a strong ETag, honour If-None-Match and take ?at=<blockhash> (409 once
+// that block is no longer the tip).
 //
 // Errors are RFC 9457 problem details (application/problem+json) with a
 // "reason" member; rejected blocks carry Bitcoin Core's reject reason.
@@ -16,7 +22,7 @@
 //
 //	@title						utxod API
 //	@version					1
-//	@description				Fully validates Bitcoin blocks and serves the UTXO set they produce; answers equal Bitcoin Core's.
+//	@description				Fully validates Bitcoin blocks and serves the UTXO set they produce; answers equal Bitcoin Core's. Every answer names the active tip it was computed at in X-Utxod-Tip-Hash and X-Utxod-Tip-Height (the /v1 bodies also in tip, bestblock or height fields). GET answers carry a strong ETag (from tip, route and query where those determine the answer, else from the body) and answer If-None-Match with 304. A GET with ?at=<blockhash> is answered only while that block is the tip: 409 problem+json (reason tip-moved) otherwise, 400 (bad-at) for a malformed hash. Per-block answers (/v1/blocks/{hash}, /rest/block, blockpart, spenttxouts, headers, /api/block/...) are Cache-Control: public, max-age=157784630, immutable once the block has 6 confirmations on the active chain, max-age=10 before.
 //	@license.name				MIT
 //	@BasePath					/
 //	@securityDefinitions.apikey	BearerAuth

@@ -14,6 +14,10 @@ import (
 //	@Tags		operations
 //	@Produce	json
 //	@Success	200
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router		/openapi.json [get]
 func (s *Server) handleOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	writeBody(w, http.StatusOK, "application/json", openapi.JSON)

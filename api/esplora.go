@@ -46,15 +46,29 @@ func (s *Server) esploraRoutes(r chi.Router) {
 	r.Get("/blocks/tip/hash", s.handleEsploraTipHash)
 	r.Get("/block-height/{height}", s.handleEsploraBlockHeight)
 	r.Get("/block/{hash}/status", s.handleEsploraBlockStatus)
+	r.Get("/block/{hash}", s.handleEsploraBlock)
+	r.Get("/block/{hash}/header", s.handleEsploraBlockHeader)
+	r.Get("/block/{hash}/raw", s.handleEsploraBlockRaw)
+	r.Get("/block/{hash}/txids", s.handleEsploraBlockTxids)
+	r.Get("/block/{hash}/txid/{index}", s.handleEsploraBlockTxid)
+	r.Get("/blocks", s.handleEsploraBlocksTip)
+	r.Get("/blocks/", s.handleEsploraBlocksTip)
+	r.Get("/blocks/{start_height}", s.handleEsploraBlocks)
 	r.Get("/address/{address}/utxo", s.handleEsploraAddressUTXO)
 	r.Get("/scripthash/{hash}/utxo", s.handleEsploraScripthashUTXO)
 }
 
 // writeEsplora writes an electrs success body with its Cache-Control.
 func writeEsplora(w http.ResponseWriter, contentType string, body []byte, ttl int) {
+	writeEsploraCached(w, contentType, body, "public, max-age="+strconv.Itoa(ttl))
+}
+
+// writeEsploraCached writes an electrs success body with the given
+// Cache-Control (blockCacheControl for the per-block routes).
+func writeEsploraCached(w http.ResponseWriter, contentType string, body []byte, cacheControl string) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(ttl))
+	h.Set("Cache-Control", cacheControl)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
@@ -63,12 +77,16 @@ func writeEsplora(w http.ResponseWriter, contentType string, body []byte, ttl in
 // writeEsploraJSON writes v as compact JSON without a trailing newline
 // (serde_json::to_string).
 func writeEsploraJSON(w http.ResponseWriter, v any, ttl int) {
+	writeEsploraJSONCached(w, v, "public, max-age="+strconv.Itoa(ttl))
+}
+
+func writeEsploraJSONCached(w http.ResponseWriter, v any, cacheControl string) {
 	b, err := marshalLine(v)
 	if err != nil {
 		writeEsploraError(w, http.StatusInternalServerError, "encoding the response failed")
 		return
 	}
-	writeEsplora(w, "application/json", bytes.TrimSuffix(b, []byte("\n")), ttl)
+	writeEsploraCached(w, "application/json", bytes.TrimSuffix(b, []byte("\n")), cacheControl)
 }
 
 // writeEsploraError is electrs' HttpError: text/plain, the message, no
@@ -96,9 +114,15 @@ func ttlByDepth(tip, height int32) int {
 //	@Tags			esplora
 //	@Produce		plain
 //	@Success		200	{string}	string	"e.g. 14131"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/blocks/tip/height [get]
-func (s *Server) handleEsploraTipHeight(w http.ResponseWriter, _ *http.Request) {
-	writeEsplora(w, "text/plain", []byte(strconv.Itoa(int(s.chain.Tip().Height))), ttlShort)
+func (s *Server) handleEsploraTipHeight(w http.ResponseWriter, r *http.Request) {
+	tip := s.chain.Tip()
+	answeredAtTip(r, tip.Hash, tip.Height)
+	writeEsplora(w, "text/plain", []byte(strconv.Itoa(int(tip.Height))), ttlShort)
 }
 
 // handleEsploraTipHash godoc
@@ -108,9 +132,15 @@ func (s *Server) handleEsploraTipHeight(w http.ResponseWriter, _ *http.Request) 
 //	@Tags			esplora
 //	@Produce		plain
 //	@Success		200	{string}	string	"block hash"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/blocks/tip/hash [get]
-func (s *Server) handleEsploraTipHash(w http.ResponseWriter, _ *http.Request) {
-	writeEsplora(w, "text/plain", []byte(s.chain.Tip().Hash.String()), ttlShort)
+func (s *Server) handleEsploraTipHash(w http.ResponseWriter, r *http.Request) {
+	tip := s.chain.Tip()
+	answeredAtTip(r, tip.Hash, tip.Height)
+	writeEsplora(w, "text/plain", []byte(tip.Hash.String()), ttlShort)
 }
 
 // parseUsize is Rust's usize::from_str: decimal digits, one optional '+'.
@@ -138,6 +168,10 @@ func parseUsize(s string) (uint64, bool) {
 //	@Success		200		{string}	string	"block hash"
 //	@Failure		400		{string}	string	"Invalid number"
 //	@Failure		404		{string}	string	"Block not found"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block-height/{height} [get]
 func (s *Server) handleEsploraBlockHeight(w http.ResponseWriter, r *http.Request) {
 	h, ok := parseUsize(chi.URLParam(r, "height"))
@@ -155,6 +189,7 @@ func (s *Server) handleEsploraBlockHeight(w http.ResponseWriter, r *http.Request
 		writeEsploraError(w, http.StatusNotFound, "Block not found")
 		return
 	}
+	answeredAtTip(r, n.TipHash, n.TipHeight)
 	writeEsplora(w, "text/plain", []byte(n.Hash.String()), ttlByDepth(tip.Height, n.Height))
 }
 
@@ -175,6 +210,10 @@ type EsploraBlockStatus struct {
 //	@Param			hash	path		string	true	"block hash (64 hex digits)"
 //	@Success		200		{object}	EsploraBlockStatus
 //	@Failure		400		{string}	string	"Invalid hex string"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash}/status [get]
 func (s *Server) handleEsploraBlockStatus(w http.ResponseWriter, r *http.Request) {
 	hash, err := wire.ParseHash(chi.URLParam(r, "hash"))
@@ -185,7 +224,13 @@ func (s *Server) handleEsploraBlockStatus(w http.ResponseWriter, r *http.Request
 	tip := s.chain.Tip()
 	st := EsploraBlockStatus{}
 	ttl := ttlShort
-	if n, ok := s.chain.Lookup(hash); ok && !n.Orphan {
+	n, ok := s.chain.Lookup(hash)
+	if ok && !n.Orphan {
+		answeredAt(r, n.TipHash, n.TipHeight)
+	} else {
+		answeredAtTip(r, tip.Hash, tip.Height)
+	}
+	if ok && !n.Orphan {
 		if at, ok := s.chain.AtHeight(n.Height); ok && at.Hash == hash {
 			h := n.Height
 			st.InBestChain, st.Height = true, &h
@@ -227,6 +272,10 @@ type EsploraTxStatus struct {
 //	@Failure		400		{string}	string	"Invalid Bitcoin address: ..., Address on invalid network: ..., or Too many unspent transaction outputs (>500). ..."
 //	@Failure		501		{string}	string	"no scripthash index and no coin set to scan"
 //	@Failure		503		{string}	string	"too many queries waiting for a scan"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/address/{address}/utxo [get]
 func (s *Server) handleEsploraAddressUTXO(w http.ResponseWriter, r *http.Request) {
 	script, msg := s.esploraAddress(chi.URLParam(r, "address"))
@@ -263,6 +312,10 @@ func (s *Server) esploraAddress(a string) ([]byte, string) {
 //	@Failure		400		{string}	string	"Invalid scripthash, or Too many unspent transaction outputs (>500). ..."
 //	@Failure		501		{string}	string	"no scripthash index and no coin set to scan"
 //	@Failure		503		{string}	string	"too many queries waiting for a scan"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/scripthash/{hash}/utxo [get]
 func (s *Server) handleEsploraScripthashUTXO(w http.ResponseWriter, r *http.Request) {
 	h, err := scripthash.Parse(chi.URLParam(r, "hash"))
@@ -288,6 +341,7 @@ func (s *Server) esploraUTXOs(w http.ResponseWriter, r *http.Request, q scriptha
 		return
 	}
 	a := page.answers[0]
+	answeredAtTip(r, page.tip.Hash, int32(page.tip.Height))
 	if a.More {
 		writeEsploraError(w, http.StatusBadRequest, tooManyUTXOs(limit))
 		return

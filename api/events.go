@@ -201,6 +201,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.Close()
+	w, ok = beginEventStream(w)
+	if !ok {
+		return
+	}
 	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		s.serveEventsWS(w, r, st)
 		return

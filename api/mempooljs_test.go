@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
@@ -9,11 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	btcwire "github.com/btcsuite/btcd/wire/v2"
 )
 
 // TestMempoolJSClient points the published Esplora client
 // @mempool/mempool.js 3.0.0 (npm) at a test server and checks what it
-// returns. It needs node and the package: set UTXOD_MEMPOOLJS to the
+// returns (its getBlock and getBlocks ask mempool.space's own /v1 routes,
+// which utxod does not serve; the other block calls are Esplora's). It needs node and the package: set UTXOD_MEMPOOLJS to the
 // directory scripts/mempooljs.sh installs it into (make test-esplora-client
 // does both); otherwise it is skipped.
 func TestMempoolJSClient(t *testing.T) {
@@ -51,6 +56,10 @@ func TestMempoolJSClient(t *testing.T) {
 		TipHash   string             `json:"tipHash"`
 		Height1   string             `json:"height1"`
 		Status    EsploraBlockStatus `json:"status"`
+		Txids     []string           `json:"txids"`
+		Txid0     string             `json:"txid0"`
+		Header    string             `json:"header"`
+		RawLength int                `json:"rawLength"`
 		UTXOs     []EsploraUTXO      `json:"utxos"`
 		Limited   struct {
 			Status  int  `json:"status"`
@@ -71,6 +80,20 @@ func TestMempoolJSClient(t *testing.T) {
 	if !got.Status.InBestChain || got.Status.Height == nil || *got.Status.Height != 1 || got.Status.NextBest == nil ||
 		*got.Status.NextBest != mustAt(t, r.cs, 2).Hash.String() {
 		t.Errorf("status %+v", got.Status)
+	}
+	b1 := mustAt(t, r.cs, 1)
+	blockRaw, err := r.cs.BlockData(b1.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mb btcwire.MsgBlock
+	if err := mb.Deserialize(bytes.NewReader(blockRaw)); err != nil {
+		t.Fatal(err)
+	}
+	coinbase := mb.Transactions[0].TxHash().String()
+	if len(got.Txids) != len(mb.Transactions) || got.Txids[0] != coinbase || got.Txid0 != coinbase ||
+		got.Header != hex.EncodeToString(b1.Header.AppendTo(nil)) || got.RawLength == 0 {
+		t.Errorf("block routes: txids %v, txid/0 %s, header %s, raw %d bytes", got.Txids, got.Txid0, got.Header, got.RawLength)
 	}
 	if !sameSet(asSet(t, got.UTXOs), want) {
 		t.Errorf("client saw %d utxos, want %d", len(got.UTXOs), len(want))

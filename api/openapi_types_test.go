@@ -56,8 +56,13 @@ func TestOpenAPIAnswersMatchTypes(t *testing.T) {
 		{"get", "/rest/headers/{hashext}", "/rest/headers/" + tip.Hash.String() + ".json", ""},
 		{"get", "/rest/blockhashbyheight/{heightext}", "/rest/blockhashbyheight/1.json", ""},
 		{"get", "/rest/getutxos/{outpoints}", "/rest/getutxos/" + cb + "-0/" + cb + "-1.json", ""},
+		{"get", "/rest/spenttxouts/{hashext}", "/rest/spenttxouts/" + tip.Hash.String() + ".json", ""},
 		{"get", "/rest/block/notxdetails/{hashext}", "/rest/block/notxdetails/" + tip.Hash.String() + ".json", ""},
 		{"get", "/api/block/{hash}/status", "/api/block/" + tip.Hash.String() + "/status", ""},
+		{"get", "/api/block/{hash}", "/api/block/" + tip.Hash.String(), ""},
+		{"get", "/api/block/{hash}/txids", "/api/block/" + tip.Hash.String() + "/txids", ""},
+		{"get", "/api/blocks", "/api/blocks", ""},
+		{"get", "/api/blocks/{start_height}", "/api/blocks/2", ""},
 		{"get", "/api/address/{address}/utxo", "/api/address/" + addr + "/utxo", ""},
 		{"get", "/api/scripthash/{hash}/utxo", "/api/scripthash/" + sh + "/utxo", ""},
 	} {

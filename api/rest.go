@@ -20,7 +20,8 @@ import (
 
 // This file serves Bitcoin Core's REST interface (src/rest.cpp,
 // doc/REST-interface.md) for the parts utxod can answer: chaininfo,
-// getutxos (BIP64), blockhashbyheight, headers and block (restblock.go). Successful answers match
+// getutxos (BIP64), blockhashbyheight, headers, block (restblock.go),
+// spenttxouts and blockpart (restundo.go). Successful answers match
 // Core byte for byte (bin, hex) and field for field (json). Errors keep
 // Core's status codes and carry Core's message as the problem detail.
 
@@ -73,10 +74,12 @@ var restPrefixes = []struct {
 }{
 	{"/rest/block/notxdetails/", (*Server).restBlockNoTxDetails},
 	{"/rest/block/", (*Server).restBlock},
+	{"/rest/blockpart/", (*Server).restBlockPart},
 	{"/rest/chaininfo", (*Server).restChainInfo},
 	{"/rest/headers/", (*Server).restHeaders},
 	{"/rest/getutxos", (*Server).restGetUTXOs},
 	{"/rest/blockhashbyheight/", (*Server).restBlockHashByHeight},
+	{"/rest/spenttxouts/", (*Server).restSpentTxOuts},
 }
 
 // handleREST dispatches /rest/... by prefix like Core's HTTP server.
@@ -88,7 +91,7 @@ func (s *Server) handleREST(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	restError(w, http.StatusNotFound, "not-found", "REST endpoint not served by utxod (available: block, block/notxdetails, chaininfo, headers, getutxos, blockhashbyheight)")
+	restError(w, http.StatusNotFound, "not-found", "REST endpoint not served by utxod (available: block, block/notxdetails, blockpart, chaininfo, headers, getutxos, blockhashbyheight, spenttxouts)")
 }
 
 // ChainInfo is Core's getblockchaininfo object (Core 29 field set) as
@@ -196,13 +199,21 @@ func (s *Server) chainInfo() ChainInfo {
 //	@Produce		json
 //	@Success		200	{object}	ChainInfo
 //	@Failure		404	{object}	Problem	"format other than .json"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/chaininfo.json [get]
-func (s *Server) restChainInfo(w http.ResponseWriter, _ *http.Request, rest string) {
+func (s *Server) restChainInfo(w http.ResponseWriter, r *http.Request, rest string) {
 	if _, f := parseDataFormat(rest); f != fmtJSON {
 		restError(w, http.StatusNotFound, "format-not-found", "output format not found (available: json)")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.chainInfo())
+	ci := s.chainInfo()
+	if h, err := wire.ParseHash(ci.BestBlockHash); err == nil {
+		answeredAt(r, h, ci.Blocks)
+	}
+	writeJSON(w, http.StatusOK, ci)
 }
 
 // parseHashStr is Core's ParseHashStr: exactly 64 hex digits.
@@ -245,6 +256,10 @@ type BlockHeader struct {
 //	@Success		200		{array}		BlockHeader
 //	@Failure		400		{object}	Problem	"bad count or hash"
 //	@Failure		404		{object}	Problem	"unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/headers/{hashext} [get]
 func (s *Server) restHeaders(w http.ResponseWriter, r *http.Request, rest string) {
 	param, f := parseDataFormat(rest)
@@ -278,6 +293,14 @@ func (s *Server) restHeaders(w http.ResponseWriter, r *http.Request, rest string
 		return
 	}
 	headers := s.chain.ActiveFrom(hash, int(count))
+	if len(headers) > 0 {
+		last := headers[len(headers)-1]
+		answeredAtTip(r, last.TipHash, last.TipHeight)
+		if len(headers) < int(count) {
+			last.InActiveChain = false // more headers may follow: not final
+		}
+		w.Header().Set("Cache-Control", blockCacheControl(last))
+	}
 	switch f {
 	case fmtBin, fmtHex:
 		buf := make([]byte, 0, len(headers)*wire.HeaderSize)
@@ -348,8 +371,12 @@ func writeBinOrHex(w http.ResponseWriter, f restFormat, b []byte) {
 //	@Success		200			{object}	BlockHash
 //	@Failure		400			{object}	Problem	"bad height"
 //	@Failure		404			{object}	Problem	"height above the tip or unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/blockhashbyheight/{heightext} [get]
-func (s *Server) restBlockHashByHeight(w http.ResponseWriter, _ *http.Request, rest string) {
+func (s *Server) restBlockHashByHeight(w http.ResponseWriter, r *http.Request, rest string) {
 	hs, f := parseDataFormat(rest)
 	// Core's ToIntegral<int32_t>: from_chars takes no leading '+'.
 	h, err := strconv.ParseInt(hs, 10, 32)
@@ -362,6 +389,7 @@ func (s *Server) restBlockHashByHeight(w http.ResponseWriter, _ *http.Request, r
 		restError(w, http.StatusNotFound, "height-out-of-range", "Block height out of range")
 		return
 	}
+	answeredAtTip(r, n.TipHash, n.TipHeight)
 	switch f {
 	case fmtBin:
 		writeBody(w, http.StatusOK, "application/octet-stream", n.Hash[:])
@@ -419,6 +447,10 @@ type GetUTXOsOut struct {
 //	@Success		200			{object}	GetUTXOs
 //	@Failure		400			{object}	Problem	"parse error, empty request or more than 15 outpoints"
 //	@Failure		404			{object}	Problem	"unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/getutxos/{outpoints} [get]
 func (s *Server) restGetUTXOs(w http.ResponseWriter, r *http.Request, rest string) {
 	param, f := parseDataFormat(rest)
@@ -503,6 +535,11 @@ func (s *Server) restGetUTXOs(w http.ResponseWriter, r *http.Request, rest strin
 		s.log.Error("coin lookup", "err", err)
 		restError(w, http.StatusInternalServerError, "internal", "coin lookup failed")
 		return
+	}
+	if r.Method == http.MethodGet {
+		answeredAtTip(r, tip.Hash, tip.Height)
+	} else {
+		answeredAt(r, tip.Hash, tip.Height)
 	}
 	bitmap := make([]byte, (len(outpoints)+7)/8)
 	var bitstr strings.Builder

@@ -1,13 +1,10 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
 	"utxod/chainstate"
-	"utxod/store"
-	"utxod/validate"
 	"utxod/wire"
 )
 
@@ -32,9 +29,13 @@ var _ BlockStore = (*chainstate.Chainstate)(nil)
 //	@Success		200		{string}	string	"the block"
 //	@Failure		400		{object}	Problem	"bad hash"
 //	@Failure		404		{object}	Problem	"unknown block, data not kept, or unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/block/{hashext} [get]
-func (s *Server) restBlock(w http.ResponseWriter, _ *http.Request, rest string) {
-	s.serveRESTBlock(w, rest, false)
+func (s *Server) restBlock(w http.ResponseWriter, r *http.Request, rest string) {
+	s.serveRESTBlock(w, r, rest, false)
 }
 
 // restBlockNoTxDetails godoc
@@ -49,50 +50,26 @@ func (s *Server) restBlock(w http.ResponseWriter, _ *http.Request, rest string) 
 //	@Success		200		{object}	BlockJSON
 //	@Failure		400		{object}	Problem	"bad hash"
 //	@Failure		404		{object}	Problem	"unknown block, data not kept, or unknown format"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/rest/block/notxdetails/{hashext} [get]
-func (s *Server) restBlockNoTxDetails(w http.ResponseWriter, _ *http.Request, rest string) {
-	s.serveRESTBlock(w, rest, true)
+func (s *Server) restBlockNoTxDetails(w http.ResponseWriter, r *http.Request, rest string) {
+	s.serveRESTBlock(w, r, rest, true)
 }
 
 // serveRESTBlock is Core's rest_block.
-func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) {
+func (s *Server) serveRESTBlock(w http.ResponseWriter, r *http.Request, rest string, txids bool) {
 	hashStr, f := parseDataFormat(rest)
-	hash, ok := parseHashStr(hashStr)
+	raw, n, ok := s.restRawBlock(w, r, hashStr)
 	if !ok {
-		restError(w, http.StatusBadRequest, "bad-hash", "Invalid hash: "+hashStr)
 		return
 	}
-	n, ok := s.chain.Lookup(hash)
-	if !ok || n.Orphan {
-		restError(w, http.StatusNotFound, "block-not-found", hashStr+" not found")
-		return
-	}
-	var raw []byte
-	var err error
-	switch bs, ok := s.chain.(BlockStore); {
-	case hash == s.params.GenesisHash:
-		raw = s.params.GenesisBlock // served by Core; never in utxod's store
-	case ok:
-		raw, err = bs.BlockData(hash)
-	default:
-		err = store.ErrNoBlock
-	}
-	switch {
-	case errors.Is(err, store.ErrNoBlock):
-		// Core: BLOCK_HAVE_DATA unset, pruned or never downloaded.
-		if st := n.Status; st.Has(validate.StatusDataValid) || st.Has(validate.StatusConnected) {
-			restError(w, http.StatusNotFound, "block-pruned", hashStr+" not available (pruned data)")
-		} else {
-			restError(w, http.StatusNotFound, "block-not-downloaded", hashStr+" not available (not fully downloaded)")
-		}
-		return
-	case err != nil:
-		s.log.Error("reading block data", "hash", hash, "err", err)
-		restError(w, http.StatusInternalServerError, "io-error", "I/O error reading "+hashStr)
-		return
-	}
+	cacheControl := blockCacheControl(n)
 	switch f {
 	case fmtBin, fmtHex:
+		w.Header().Set("Cache-Control", cacheControl)
 		writeBinOrHex(w, f, raw)
 	case fmtJSON:
 		if !txids {
@@ -101,10 +78,11 @@ func (s *Server) serveRESTBlock(w http.ResponseWriter, rest string, txids bool) 
 		}
 		b, err := wire.ParseBlock(raw)
 		if err != nil {
-			s.log.Error("stored block does not parse", "hash", hash, "err", err)
+			s.log.Error("stored block does not parse", "hash", n.Hash, "err", err)
 			restError(w, http.StatusInternalServerError, "io-error", "I/O error reading "+hashStr)
 			return
 		}
+		w.Header().Set("Cache-Control", cacheControl)
 		writeJSON(w, http.StatusOK, s.blockJSON(n, b))
 	default:
 		restError(w, http.StatusNotFound, "format-not-found", availableFormats)

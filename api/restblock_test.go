@@ -42,7 +42,7 @@ func TestRESTBlock(t *testing.T) {
 		{"/rest/block/" + hash(170), 404, "output format not found (available: .bin, .hex, .json)"},
 		{"/rest/block/" + hash(170) + ".xml", 400, "Invalid hash"},
 		{"/rest/block/" + hash(170) + ".json", 404, "not served by utxod"},
-		{"/rest/blockpart/" + hash(170) + ".bin?offset=0&size=80", 404, "not served by utxod"},
+		{"/rest/blockpart/" + hash(100) + ".bin?offset=0&size=80", 404, hash(100) + " not available (pruned data)"},
 	} {
 		rec := do(t, s, "GET", tc.target, nil)
 		if rec.Code != tc.code || !strings.Contains(problemOf(t, rec).Detail, tc.detail) {

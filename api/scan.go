@@ -138,6 +138,8 @@ type ScanAborted bool
 //	@Failure		409		{object}	Problem	"Scan already in progress"
 //	@Failure		413		{object}	Problem	"body above 1 MiB, too many scan objects or scripts"
 //	@Failure		501		{object}	Problem	"no scripthash index and no coin set to scan"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
 //	@Router			/v1/scan [post]
 func (s *Server) handleScan(w http.ResponseWriter, r *http.Request) {
 	var req ScanRequest
@@ -171,6 +173,10 @@ func (s *Server) handleScan(w http.ResponseWriter, r *http.Request) {
 //	@Tags			scan
 //	@Produce		json
 //	@Success		200	{object}	ScanProgress	"or null"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/scan/status [get]
 func (s *Server) handleScanStatus(w http.ResponseWriter, _ *http.Request) {
 	var out *ScanProgress // null when no scan runs
@@ -187,6 +193,8 @@ func (s *Server) handleScanStatus(w http.ResponseWriter, _ *http.Request) {
 //	@Tags			scan
 //	@Produce		json
 //	@Success		200	{object}	ScanAborted
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
 //	@Router			/v1/scan [delete]
 func (s *Server) handleScanAbort(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, ScanAborted(s.addr.scan.abort()))

@@ -186,7 +186,7 @@ func (s *Server) Close() error {
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.metrics.instrument, s.recoverer)
+	r.Use(s.metrics.instrument, s.recoverer, s.stamp)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeProblem(w, http.StatusNotFound, "not-found", "no such route")
 	})
@@ -279,13 +279,18 @@ type Health struct {
 //	@Produce	json
 //	@Success	200	{object}	Health
 //	@Failure	503	{object}	Problem	"block processing stopped (shutting down)"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router		/healthz [get]
-func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if s.closed.Load() {
 		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
 		return
 	}
 	tip := s.chain.Tip()
+	answeredAt(r, tip.Hash, tip.Height)
 	h := Health{Status: "ok", Height: tip.Height, Tip: tip.Hash.String()}
 	if s.follow != nil {
 		fh, inSync := s.follow()
@@ -301,6 +306,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 //	@Tags			operations
 //	@Produce		plain
 //	@Success		200
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/metrics [get]
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	s.metricsHandler.ServeHTTP(w, r)

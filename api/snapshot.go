@@ -35,6 +35,10 @@ const snapshotWriteIdle = time.Minute
 //	@Failure		500	{object}	Problem	"the store snapshot could not be taken"
 //	@Failure		501	{object}	Problem	"this node cannot write snapshots"
 //	@Failure		503	{object}	Problem	"disk full (the store could not be flushed first)"
+//	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
+//	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
+//	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
+//	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/v1/snapshot [get]
 func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
 	src, ok := s.chain.(SnapshotSource)
@@ -62,6 +66,10 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Utxod-Snapshot-Base-Hash", st.BestBlock.String())
 	h.Set("X-Utxod-Snapshot-Base-Height", strconv.FormatUint(uint64(st.Height), 10))
 	h.Set("X-Utxod-Snapshot-Coins", strconv.FormatUint(st.TxOuts, 10))
+	answeredAtTip(r, st.BestBlock, int32(st.Height))
+	if !beginStream(w, r) {
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 	meta := snapshot.Metadata{MessageStart: s.params.Magic, BaseHash: st.BestBlock, Coins: st.TxOuts}
 	start := time.Now()

@@ -102,6 +102,9 @@ func (v *activeView) info(e *viewEntry) BlockInfo {
 		InActiveChain: true,
 		TipHeight:     v.height,
 	}
+	if tip := v.at(v.height); tip != nil {
+		bi.TipHash = tip.node.Hash
+	}
 	if next := v.at(n.Height + 1); next != nil {
 		bi.Next = next.node.Hash
 	}

@@ -2,8 +2,11 @@ package chainstate
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"math/big"
 
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -31,8 +34,10 @@ type BlockInfo struct {
 	// its successor's hash (zero at the tip).
 	InActiveChain bool
 	Next          wire.Hash
-	// TipHeight is the active tip's height when the copy was taken.
+	// TipHeight and TipHash are the active tip when the copy was taken:
+	// the tip the copy describes the block at.
 	TipHeight int32
+	TipHash   wire.Hash
 	// Orphan is a recently held block whose parent was unknown: only Hash
 	// and Header.PrevBlock are set, and Height is -1.
 	Orphan bool
@@ -49,6 +54,7 @@ func (cs *Chainstate) infoLocked(n *validate.BlockNode) BlockInfo {
 		RejectReason: n.RejectReason,
 		MedianTime:   n.MedianTimePast(),
 		TipHeight:    cs.chain.Tip().Height,
+		TipHash:      cs.chain.Tip().Hash,
 	}
 	if cs.chain.Contains(n) {
 		bi.InActiveChain = true
@@ -146,4 +152,75 @@ func (cs *Chainstate) BlockData(hash wire.Hash) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.Clone(raw), nil
+}
+
+// ErrUnknownBlock reports a block hash the index does not hold.
+var ErrUnknownBlock = errors.New("chainstate: unknown block")
+
+// SpentOutputs returns, in one view with the block's index entry (and so
+// its tip), the outputs each transaction of the active-chain block hash
+// spent, the coinbase excluded, each in input order: Core's CBlockUndo
+// (vtxundo[i].vprevout), which /rest/spenttxouts serves. Coins that existed
+// before the block come from its undo record, those created and spent in
+// the block from the block itself. Genesis spends nothing. A block off the
+// active chain, or whose undo record is gone, is store.ErrNoUndo; one whose
+// data is gone, store.ErrNoBlock; an unknown one, ErrUnknownBlock.
+func (cs *Chainstate) SpentOutputs(hash wire.Hash) ([][]utxo.Coin, BlockInfo, error) {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	n := cs.index.Lookup(hash)
+	if n == nil {
+		return nil, BlockInfo{}, ErrUnknownBlock
+	}
+	bi := cs.infoLocked(n)
+	if !bi.InActiveChain {
+		return nil, bi, store.ErrNoUndo
+	}
+	if n.Height == 0 {
+		return nil, bi, nil
+	}
+	sr, ok := cs.store.(store.SpentReader)
+	if !ok {
+		return nil, bi, store.ErrNoUndo
+	}
+	undo, err := sr.Spent(hash)
+	if err != nil {
+		return nil, bi, err
+	}
+	raw, err := cs.store.Block(hash)
+	if err != nil {
+		return nil, bi, err
+	}
+	b, err := wire.ParseBlock(raw)
+	if err != nil {
+		return nil, bi, fmt.Errorf("chainstate: stored block %s: %w", hash, err)
+	}
+	created := make(map[wire.Hash]int, len(b.Txs)) // txid → index in b.Txs
+	out := make([][]utxo.Coin, 0, max(len(b.Txs)-1, 0))
+	for i := range b.Txs {
+		tx := &b.Txs[i]
+		if i > 0 {
+			prev := make([]utxo.Coin, len(tx.Inputs))
+			for j := range tx.Inputs {
+				in := &tx.Inputs[j]
+				if k, ok := created[in.PrevHash]; ok && int(in.PrevIndex) < len(b.Txs[k].Outputs) {
+					o := &b.Txs[k].Outputs[in.PrevIndex]
+					prev[j] = utxo.Coin{Value: o.Value, Script: bytes.Clone(o.Script), Height: uint32(n.Height)}
+					continue
+				}
+				if len(undo) == 0 || undo[0].Outpoint != (utxo.Outpoint{Hash: in.PrevHash, Index: in.PrevIndex}) {
+					return nil, bi, fmt.Errorf("chainstate: block %s: undo record does not match input %d of %s", hash, j, tx.TxID)
+				}
+				prev[j] = undo[0].Coin
+				prev[j].Script = bytes.Clone(prev[j].Script)
+				undo = undo[1:]
+			}
+			out = append(out, prev)
+		}
+		created[tx.TxID] = i
+	}
+	if len(undo) != 0 {
+		return nil, bi, fmt.Errorf("chainstate: block %s: undo record has %d coins no input spends", hash, len(undo))
+	}
+	return out, bi, nil
 }

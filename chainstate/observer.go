@@ -91,7 +91,7 @@ func (cs *Chainstate) SpentCoins(hash wire.Hash) ([]utxo.Entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("chainstate: the store does not read past undo data: %w", store.ErrNoUndo)
 	}
-	spent, err := sr.SpentCoins(hash)
+	spent, err := sr.Spent(hash)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,15 @@ func (m *memStore) Undo(block wire.Hash) (*utxo.Delta, error) {
 	return d, nil
 }
 
+// Spent implements SpentReader.
+func (m *memStore) Spent(block wire.Hash) ([]utxo.Entry, error) {
+	d, ok := m.undo[block]
+	if !ok {
+		return nil, ErrNoUndo
+	}
+	return cloneDelta(d).Spent, nil
+}
+
 func (m *memStore) Disconnect(block, _ wire.Hash, d *utxo.Delta) error {
 	if err := m.set.Revert(d); err != nil {
 		return err

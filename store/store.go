@@ -69,6 +69,17 @@ type TxCounter interface {
 	ConnectCounting(block wire.Hash, d *utxo.Delta) (int64, error)
 }
 
+// SpentReader is implemented by stores that read back the coins a block
+// of the active chain spent, at any depth (Store.Undo serves only the
+// tip): its undo record's Spent list, the coins that existed before the
+// block, in the order its inputs spent them (coins created and spent in
+// the block are not in it). ErrNoUndo when the block has no undo record.
+// Spent runs under the chainstate's read lock, like Coin and Block; the
+// entries are the caller's.
+type SpentReader interface {
+	Spent(block wire.Hash) ([]utxo.Entry, error)
+}
+
 // AheadSyncer is implemented by stores that write data to files ahead of
 // a flush (kvstore's block and rev files) and can start making it durable
 // before the flush is called.

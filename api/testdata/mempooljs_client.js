@@ -12,6 +12,10 @@ const mempoolJS = require('@mempool/mempool.js');
   out.tipHash = await blocks.getBlocksTipHash();
   out.height1 = await blocks.getBlockHeight({ height: 1 });
   out.status = await blocks.getBlockStatus({ hash });
+  out.txids = await blocks.getBlockTxids({ hash });
+  out.txid0 = await blocks.getBlockTxid({ hash, index: 0 });
+  out.header = await blocks.getBlockHeader({ hash });
+  out.rawLength = (await blocks.getBlockRaw({ hash })).length;
   out.utxos = await addresses.getAddressTxsUtxo({ address });
   const limited = mempoolJS({ hostname: limitedHost, network: 'regtest', protocol: 'http' }).bitcoin;
   try {

@@ -1,10 +1,8 @@
 package kvstore
 
 import (
-	"errors"
 	"fmt"
 
-	"utxod/backends"
 	"utxod/store"
 	"utxod/store/kvstore/undorec"
 	"utxod/utxo"
@@ -64,25 +62,9 @@ func (s *Store) connectBlockIndex(ix BlockIndex, block wire.Hash, d *utxo.Delta)
 // in, unlike Undo, so it works for any block of the chain and not only the
 // tip). store.ErrNoUndo if there is none. For an index's build.
 func (s *Store) UndoRecord(block wire.Hash) (*utxo.Delta, error) {
-	b, ok, err := s.undoFromFile(block)
+	b, err := s.undoRecord(block)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		b, ok = s.pendingGet(false, block)
-	}
-	if !ok {
-		v, err := s.kv.Get(hashKey(prefixUndo, block))
-		if errors.Is(err, backends.ErrNotFound) {
-			return nil, store.ErrNoUndo
-		}
-		if err != nil {
-			return nil, err
-		}
-		b = v
-	}
-	if b == nil {
-		return nil, store.ErrNoUndo
 	}
 	d, _, err := undorec.Decode(b)
 	return d, err

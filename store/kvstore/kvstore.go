@@ -62,7 +62,10 @@ type Store struct {
 	noted notedBlock
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.SpentReader = (*Store)(nil)
+)
 
 // trustCacheMisses lets the coins cache answer misses without reading the
 // store while the cache holds every coin record of the store

@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -65,26 +66,9 @@ func (s *Store) pendingGet(block bool, h wire.Hash) (b []byte, found bool) {
 
 // Undo implements store.Store.
 func (s *Store) Undo(block wire.Hash) (*utxo.Delta, error) {
-	b, inFile, err := s.undoFromFile(block)
+	b, err := s.undoRecord(block)
 	if err != nil {
 		return nil, err
-	}
-	ok := inFile
-	if !ok {
-		b, ok = s.pendingGet(false, block)
-	}
-	if !ok {
-		v, err := s.kv.Get(hashKey(prefixUndo, block))
-		if errors.Is(err, backends.ErrNotFound) {
-			return nil, store.ErrNoUndo
-		}
-		if err != nil {
-			return nil, err
-		}
-		b = v
-	}
-	if b == nil {
-		return nil, store.ErrNoUndo
 	}
 	d, whole, err := undorec.Decode(b)
 	if err != nil || whole {
@@ -106,6 +90,51 @@ func (s *Store) Undo(block wire.Hash) (*utxo.Delta, error) {
 		e.Coin = c
 	}
 	return d, nil
+}
+
+// undoRecord returns block's encoded undo record: from the rev files, the
+// early writer's pending puts, or the KV (store.ErrNoUndo if none). Like
+// Block it only reads, so it may run under the chainstate's read lock.
+func (s *Store) undoRecord(block wire.Hash) ([]byte, error) {
+	b, ok, err := s.undoFromFile(block)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		b, ok = s.pendingGet(false, block)
+	}
+	if !ok {
+		v, err := s.kv.Get(hashKey(prefixUndo, block))
+		if errors.Is(err, backends.ErrNotFound) {
+			return nil, store.ErrNoUndo
+		}
+		if err != nil {
+			return nil, err
+		}
+		b = v
+	}
+	if b == nil {
+		return nil, store.ErrNoUndo
+	}
+	return b, nil
+}
+
+// Spent implements store.SpentReader: the Spent list of block's undo
+// record, which (unlike the created outpoints) is whole in the record, so
+// any active block's can be read, not only the tip's.
+func (s *Store) Spent(block wire.Hash) ([]utxo.Entry, error) {
+	b, err := s.undoRecord(block)
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := undorec.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	for i := range d.Spent { // the scripts may point into a pending record
+		d.Spent[i].Script = bytes.Clone(d.Spent[i].Script)
+	}
+	return d.Spent, nil
 }
 
 // PutBlock implements store.Store.

@@ -57,6 +57,22 @@ func TestUndoReadsCreatedCoins(t *testing.T) {
 			if _, err := s.Undo(blk); !errors.Is(err, ErrBadUndo) {
 				t.Fatalf("undo of a block whose created coin is spent: %v", err)
 			}
+			// Its Spent list stays readable (/rest/spenttxouts), pending
+			// and flushed; a block without a record is ErrNoUndo.
+			for _, when := range []string{"pending", "flushed"} {
+				got, err := s.Spent(wire.Hash{8})
+				if err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				undotest.SameEntries(t, when, got, next.Spent, true)
+				st.SetTip(2, wire.Hash{8})
+				if err := s.Flush(nil, &st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Spent(wire.Hash{9}); !errors.Is(err, store.ErrNoUndo) {
+				t.Fatalf("Spent of an unknown block: %v", err)
+			}
 		})
 	}
 }
