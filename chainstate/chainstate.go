@@ -34,9 +34,9 @@ type Result struct {
 	// (for progress figures; not part of the API answer).
 	Txs    int `json:"-"`
 	Inputs int `json:"-"`
-	// Flushed and Durable are set by Submit (durable.go): the tip of the
-	// state on disk when the answer was made, and whether the block is on
-	// the active chain at or below it, so that it survives a crash.
+	// Flushed and Durable (ProcessBlock, Submit; durable.go): the tip of
+	// the state on disk when the answer was made, and whether the block is
+	// on the active chain at or below it, so that it survives a crash.
 	Flushed FlushedTip `json:"-"`
 	Durable bool       `json:"-"`
 }
@@ -326,6 +326,7 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 	if err == nil {
 		err = out.Err
 	}
+	cs.durabilityLocked(&out.Result)
 	return out.Result, err
 }
 

@@ -72,13 +72,10 @@ func (cs *Chainstate) SubmitWith(ctx context.Context, raw []byte, opts SubmitOpt
 	if err != nil {
 		return res, err
 	}
-	if opts.Durable && (res.Status == StatusConnected || res.Status == StatusDuplicate) {
+	if opts.Durable && (res.Status == StatusConnected || res.Status == StatusDuplicate) && !res.Durable {
 		return cs.makeDurable(res)
 	}
-	cs.mu.RLock()
-	defer cs.mu.RUnlock()
-	cs.durabilityLocked(&res)
-	return res, nil
+	return res, nil // durability as ProcessBlock's lock hold ended
 }
 
 // makeDurable flushes unless res's block is already at or below the
