@@ -32,8 +32,7 @@ type durableStats struct {
 	Kills, DuringPost, DuringDurable int
 	Posted, DurableAsked, Durable    int // answers 200; asked ?durable=1; answered durable
 	Checked                          int // durable answers checked after a restart
-	Lost                             int // acknowledged, not durable, gone after the kill
-	MaxFlushed                       map[int32]bool
+	Lost                             int // acknowledged connected, not durable, gone after the kill
 	Elapsed                          time.Duration
 }
 
@@ -80,7 +79,7 @@ func durableTorture(t *testing.T, bin string, c *Corpus, store string, nKills in
 	dir := filepath.Join(t.TempDir(), store)
 	client := newClient()
 	ctx := context.Background()
-	st := &durableStats{MaxFlushed: map[int32]bool{}}
+	st := &durableStats{}
 	srv, err := StartServer(bin, dir, serveArgs(store)...)
 	if err != nil {
 		t.Fatal(err)
@@ -235,10 +234,9 @@ func durableTorture(t *testing.T, bin string, c *Corpus, store string, nKills in
 		}
 		tip := checkTip(t, c, srv, client)
 		checkFlushedAtTip(t, srv, client, tip)
-		anc := c.Ancestors(tip.hash)
-		onChain := map[int]bool{}
-		for _, i := range anc {
-			onChain[i] = true
+		tipPos := -1
+		if p, ok := c.Pos[tip.hash]; ok {
+			tipPos = p
 		}
 		for _, a := range acks {
 			st.Posted++
@@ -250,34 +248,16 @@ func durableTorture(t *testing.T, bin string, c *Corpus, store string, nKills in
 			case a.answer.Durable:
 				st.Durable++
 				durables = append(durables, a)
-			case a.answer.Status == "connected" && !onChain[a.pos]:
-				st.Lost++
+			case a.answer.Status == "connected" && a.pos > tipPos:
+				st.Lost++ // acknowledged, not durable, past the reopened tip
 			}
 		}
-		for _, a := range durables {
-			st.Checked++
-			r, err := srv.Get(ctx, client, "/v1/blocks/"+a.answer.Hash)
-			var bi struct {
-				Status        string `json:"status"`
-				InActiveChain bool   `json:"in_active_chain"`
-			}
-			if err != nil || r.Status != 200 || json.Unmarshal(r.Body, &bi) != nil || bi.Status != "valid" {
-				t.Fatalf("%s: block %d answered durable (flushed %d) is not valid after the restart at %d: %v %d %s",
-					store, a.pos, a.answer.FlushedHeight, tip.height, err, r.Status, r.Body)
-			}
-			// Its flushed tip is still on the reopened chain: so is it.
-			if p, ok := c.Pos[a.flushed]; ok && onChain[p] && !bi.InActiveChain {
-				t.Fatalf("%s: block %d answered durable at flushed tip %d is off the chain reopened at %d", store, a.pos, a.answer.FlushedHeight, tip.height)
-			}
-		}
+		checkDurables(t, c, srv, client, store, tip, durables)
+		st.Checked += len(durables)
 		if tip.height < maxFlushed {
 			t.Fatalf("%s: reopened at %d, below the flushed height %d an answer reported", store, tip.height, maxFlushed)
 		}
-		st.MaxFlushed[maxFlushed] = true
-		next = c.Pos[tip.hash] + 1
-		if tip.height == 0 {
-			next = 0
-		}
+		next = tipPos + 1
 	}
 	// Finish the chain and compare with the uninterrupted run.
 	for ; next < n; next++ {
@@ -294,6 +274,31 @@ func durableTorture(t *testing.T, bin string, c *Corpus, store string, nKills in
 		t.Errorf("no answer was durable")
 	}
 	return st
+}
+
+// checkDurables: every block answered durable is known and valid after the
+// restart at tip, and on the active chain while its answer's flushed tip
+// is.
+func checkDurables(t *testing.T, c *Corpus, srv *Server, client *http.Client, store string, tip tipInfo, durables []ack) {
+	t.Helper()
+	onChain := map[int]bool{}
+	for _, i := range c.Ancestors(tip.hash) {
+		onChain[i] = true
+	}
+	for _, a := range durables {
+		r, err := srv.Get(context.Background(), client, "/v1/blocks/"+a.answer.Hash)
+		var bi struct {
+			Status        string `json:"status"`
+			InActiveChain bool   `json:"in_active_chain"`
+		}
+		if err != nil || r.Status != 200 || json.Unmarshal(r.Body, &bi) != nil || bi.Status != "valid" {
+			t.Fatalf("%s: block %d answered durable (flushed %d) is not valid after the restart at %d: %v %d %s",
+				store, a.pos, a.answer.FlushedHeight, tip.height, err, r.Status, r.Body)
+		}
+		if p, ok := c.Pos[a.flushed]; ok && onChain[p] && !bi.InActiveChain {
+			t.Fatalf("%s: block %d answered durable at flushed tip %d is off the chain reopened at %d", store, a.pos, a.answer.FlushedHeight, tip.height)
+		}
+	}
 }
 
 // checkFlushedAtTip: a restarted server's flushed tip is the tip it
