@@ -8,7 +8,6 @@ import (
 	"utxod/backends"
 	"utxod/chainstate"
 	"utxod/params"
-	"utxod/store/kvstore"
 	"utxod/testkit/btcdengine"
 	"utxod/validate"
 )
@@ -23,7 +22,7 @@ func TestPostBlockDurable(t *testing.T) {
 	}
 	defer kv.Close()
 	p := params.MainNet()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: kvstore.New(kv, 64<<20)})
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: openIndexedStore(t, kv, 64<<20)})
 	if err != nil {
 		t.Fatal(err)
 	}

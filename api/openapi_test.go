@@ -30,7 +30,7 @@ func TestOpenAPIUpToDate(t *testing.T) {
 	}
 	out := t.TempDir()
 	err := gen.New().Build(&gen.Config{
-		SearchDir:          "./",
+		SearchDir:          "./,../events", // the event types live in package events
 		MainAPIFile:        "doc.go",
 		OutputDir:          out,
 		OutputTypes:        []string{"json"},

@@ -15,8 +15,10 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"utxod/chainstate"
+	"utxod/events"
 	"utxod/params"
 	"utxod/scripthash"
+	"utxod/silentpayments"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -89,9 +91,14 @@ type Config struct {
 	Index     scripthash.Index
 	Coins     scripthash.CoinSource
 	UTXOLimit int
+	// SilentPayments is the store's tweak index (silentpayments.go; nil:
+	// none, the routes answer 501).
+	SilentPayments silentpayments.Index
 	// Follow, when set, reports on following a source: /healthz then says
 	// whether the node is in sync (in_sync) and how following goes.
 	Follow func() (FollowHealth, bool)
+	// Events, when set, serves the event streams (events.go; nil: 501).
+	Events *events.Hub
 }
 
 // Server serves the utxod HTTP API. Create it with New; it is safe for
@@ -111,6 +118,8 @@ type Server struct {
 
 	closed atomic.Bool // by Close: /healthz answers 503
 	addr   *addrService
+	sp     silentpayments.Index
+	events *eventService
 }
 
 // New returns a Server for cfg.
@@ -132,6 +141,7 @@ func New(cfg Config) (*Server, error) {
 		sizeOnDisk: cfg.SizeOnDisk,
 		now:        cfg.Now,
 		follow:     cfg.Follow,
+		sp:         cfg.SilentPayments,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -147,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 		o.ObserveSubmits(func(d time.Duration) { s.metrics.validation.Observe(d.Seconds()) })
 	}
 	s.addr = newAddrService(cfg)
+	s.events = newEventService(cfg)
 	s.docsUI = newDocsUI()
 	s.metricsHandler = s.metrics.handler()
 	s.handler = s.routes()
@@ -201,8 +212,10 @@ func (s *Server) routes() http.Handler {
 		r.Get("/utxos/{txid}/{vout}", s.handleUTXO)
 		r.Get("/snapshot", s.handleSnapshot)
 		s.addressRoutes(r)
+		s.eventRoutes(r)
 	})
 	r.Route("/api", s.esploraRoutes)
+	s.silentPaymentsRoutes(r)
 
 	// Bitcoin Core's REST interface (src/rest.cpp): dispatched by prefix
 	// like Core does, so the URI parsing matches Core's.

@@ -35,7 +35,10 @@ func TestSnapshotStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kv.Close()
-	store := kvstore.New(kv, 1<<20)
+	store, err := kvstore.Open(kv, kvstore.Options{CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer store.Close()
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store})
 	if err != nil {
@@ -107,7 +110,10 @@ func TestSnapshotStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kv2.Close()
-	store2 := kvstore.New(kv2, 1<<20)
+	store2, err := kvstore.Open(kv2, kvstore.Options{CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer store2.Close()
 	cs2, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: store2})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
-	"utxod/store/kvstore"
 	"utxod/testkit/blockgen"
 	"utxod/testkit/raceflag"
 	"utxod/utxo"
@@ -438,7 +437,7 @@ func TestAssumeValidPersists(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			kv := openKV(t, name, dir)
-			cs := newAV(t, kvstore.New(kv, 64<<10), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
+			cs := newAV(t, openKVStore(t, kv, 64<<10), validate.AssumeValid{Block: ch.nodes[avTip].Hash})
 			cs.AcceptHeaders(headersOf(t, ch.nodes[1:]))
 			for _, n := range ch.nodes[1:] {
 				if _, err := cs.ProcessBlock(n.Raw); err != nil {
@@ -452,7 +451,7 @@ func TestAssumeValidPersists(t *testing.T) {
 			kv.Close()
 			kv = openKV(t, name, dir)
 			defer kv.Close()
-			cs = newAV(t, kvstore.New(kv, 64<<10), validate.AssumeValid{})
+			cs = newAV(t, openKVStore(t, kv, 64<<10), validate.AssumeValid{})
 			info, err := cs.Info(HashTypeNone)
 			if err != nil {
 				t.Fatal(err)

@@ -101,6 +101,9 @@ type Chainstate struct {
 	// duration (metrics).
 	OnFlush func(time.Duration)
 
+	observer    Observer   // SetObserver (observer.go)
+	unannounced []observed // connected, scripts pending, not announced yet
+
 	flushed flushedState // the tip on disk (durable.go)
 
 	// hash_serialized_3 cache for one tip; guarded by hs3mu because Info
@@ -585,6 +588,7 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) (err error) {
 		}
 		cs.stats = next
 		cs.chain.SetTip(tip.Parent)
+		cs.announceDisconnected(tip, d)
 		cs.log.Debug("disconnected", "hash", tip.Hash, "height", tip.Height)
 	}
 	cs.fixAssumedTop()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"utxod/store"
-	"utxod/store/kvstore"
 )
 
 // TestSubmitDurable: answers report the flushed tip and whether their
@@ -24,7 +23,7 @@ func TestSubmitDurable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			kv := openKV(t, name, dir)
-			cs := newMainnet(t, kvstore.New(kv, 64<<20))
+			cs := newMainnet(t, openKVStore(t, kv, 64<<20))
 			var flushes atomic.Int32
 			cs.OnFlush = func(time.Duration) { flushes.Add(1) }
 			for h := 1; h <= 3; h++ {
@@ -92,7 +91,7 @@ func TestSubmitDurable(t *testing.T) {
 			}
 			kv = openKV(t, name, dir)
 			defer kv.Close()
-			cs = newMainnet(t, kvstore.New(kv, 64<<20))
+			cs = newMainnet(t, openKVStore(t, kv, 64<<20))
 			if tip, f := cs.Tip(), cs.Flushed(); tip.Height != 8 || f.Height != 8 || f.Hash != tip.Hash {
 				t.Fatalf("reopened at %d, flushed %+v", tip.Height, f)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -451,9 +452,13 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 		}
 		return err
 	}
+	if n, ok := cs.store.(store.BlockNoter); ok {
+		n.NoteBlock(b, node.Height) // for a store index that reads the block
+	}
 	if err := cs.apply(node, d, skipScripts); err != nil {
 		return err
 	}
+	cs.noteConnected(node, b, d)
 	pl := cs.pipe
 	pl.verified = pl.verified || !skipScripts
 	if pl.depth == 0 && len(pl.pending) == 0 {
@@ -486,6 +491,7 @@ func (cs *Chainstate) settleNow(node *validate.BlockNode, check *validate.Script
 // block rolled back loses nothing.
 func (cs *Chainstate) settled(node *validate.BlockNode) error {
 	cs.addStatus(node, validate.StatusConnected|validate.StatusHaveUndo)
+	cs.announceConnected(node)
 	// Keep block data only for the last `keep` blocks (reorg depth).
 	if old := cs.chain.At(node.Height - cs.keep); old != nil && old.Height > 0 && old.Status.Has(validate.StatusHaveData) {
 		if err := cs.store.DeleteBlock(old.Hash); err != nil {

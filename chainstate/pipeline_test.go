@@ -16,7 +16,6 @@ import (
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
-	"utxod/store/kvstore"
 	"utxod/testkit/blockgen"
 	"utxod/testkit/chaingen"
 	"utxod/validate"
@@ -101,12 +100,12 @@ func TestStreamMatchesProcessBlock(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s/depth8", profile, name), func(t *testing.T) {
 				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
 				defer kv.Close()
-				check(t, newRegtest(t, kvstore.New(kv, 64<<10)), 8)
+				check(t, newRegtest(t, openKVStore(t, kv, 64<<10)), 8)
 			})
 			t.Run(fmt.Sprintf("%s/%s/prefetch2", profile, name), func(t *testing.T) {
 				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
 				defer kv.Close()
-				check(t, newRegtest(t, kvstore.New(kv, 64<<10)), 0, 2)
+				check(t, newRegtest(t, openKVStore(t, kv, 64<<10)), 0, 2)
 			})
 		}
 	}
@@ -263,7 +262,7 @@ func TestStreamScriptFailureRollsBack(t *testing.T) {
 			if name != "memory" {
 				kv := openKV(t, name, filepath.Join(t.TempDir(), name))
 				defer kv.Close()
-				st = kvstore.New(kv, 1<<20)
+				st = openKVStore(t, kv, 1<<20)
 			}
 			p := params.RegTest()
 			v := validate.New(p, slowEngine{Engine: script.NewEngine(), slow: badTx}, nil)

@@ -78,7 +78,12 @@ func openChain(t testing.TB, p *params.Params, name, dir string) *testChain {
 		c.store = store.NewMem()
 	} else {
 		c.kv = openKV(t, name, dir)
-		c.store = kvstore.New(c.kv, 8<<20)
+		kvs, err := kvstore.Open(c.kv, kvstore.Options{CacheBytes: 8 << 20})
+		if err != nil {
+			c.kv.Close()
+			t.Fatal(err)
+		}
+		c.store = kvs
 	}
 	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: c.store,
 		Now: func() time.Time { return time.Unix(1<<31, 0) }})

@@ -279,15 +279,8 @@ func openPebbleStore(dir string) (backends.KV, *kvstore.Store, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	st := kvstore.New(kv, 0)
-	st.SetEarlySync(backends.NoSync)
-	err = st.UseBlockFiles(filepath.Join(dir, "blocks"))
-	if err == nil {
-		err = st.UseUndoFiles(filepath.Join(dir, "undo"))
-	}
-	if err == nil {
-		_, err = st.TrustCacheMisses()
-	}
+	st, err := kvstore.Open(kv, kvstore.Options{UnsyncedEarlyWrites: true, TrustCacheMisses: true,
+		BlocksDir: filepath.Join(dir, "blocks"), UndoDir: filepath.Join(dir, "undo")})
 	if err != nil {
 		return nil, nil, errors.Join(err, kv.Close())
 	}

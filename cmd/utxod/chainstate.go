@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -41,13 +42,13 @@ func cmdChainstate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "utxod chainstate:", err)
 		return 2
 	}
-	cs, closeStore, err := c.openChainstate(log)
+	n, err := c.openNode(context.Background(), log)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod chainstate:", err)
 		return 1
 	}
-	defer closeStore()
-	info, err := cs.Info(*hashType)
+	defer n.Close()
+	info, err := n.Chain().Info(*hashType)
 	if err != nil {
 		fmt.Fprintln(stderr, "utxod chainstate:", err)
 		return 2

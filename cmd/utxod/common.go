@@ -1,14 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
@@ -20,12 +19,9 @@ import (
 	"utxod/internal/debugset"
 	"utxod/internal/diskspace"
 	"utxod/merkle"
+	"utxod/node"
 	"utxod/params"
-	"utxod/script"
-	"utxod/store"
 	"utxod/store/kvstore"
-	"utxod/store/kvstore/shindex"
-	"utxod/validate"
 )
 
 // commonFlags are shared by every command that validates blocks.
@@ -41,22 +37,17 @@ type commonFlags struct {
 	minChainWork string // "" the network's default
 	// index is --index (import and serve only; "" none asked for).
 	index string
-	// sigCacheLookupOnly: the engine never stores into its signature cache
-	// (import: see cmdImport).
-	sigCacheLookupOnly bool
 	// debug are the UTXOD_DEBUG settings (readDebug), read by check.
 	debug debugset.Settings
-	// scripthashIndex is the datadir's scripthash index once
-	// openChainstate opened it (nil without one).
-	scripthashIndex *shindex.Index
 }
 
 // Defaults of the shared flags. Each has one source: the flag registrations
 // below read these, and the library packages' own zero values mean the same
-// (diskspace.DefaultMinFreeBytes, kvstore.DefaultCacheBytes).
+// (diskspace.DefaultMinFreeBytes, kvstore.DefaultCacheBytes,
+// node.DefaultBackend).
 const (
 	defaultNetwork = "main"
-	defaultBackend = "pebble"
+	defaultBackend = node.DefaultBackend
 	defaultCacheMB = kvstore.DefaultCacheBytes >> 20
 )
 
@@ -86,7 +77,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 
 // registerIndex adds --index (import and serve).
 func (c *commonFlags) registerIndex(fs *flag.FlagSet) {
-	fs.StringVar(&c.index, "index", "", "secondary index to keep: scripthash (address and scripthash lookups without a scan; needs --datadir). "+
+	fs.StringVar(&c.index, "index", "", "secondary indexes to keep, separated by commas (needs --datadir): scripthash (address and scripthash lookups without a scan), silentpayments (BIP352 tweaks of every block connected). "+
 		"A datadir remembers it: one with the index keeps it without the flag; an existing datadir without it builds it with 'utxod index build'")
 }
 
@@ -98,7 +89,7 @@ func (c *commonFlags) check() error {
 	if err != nil {
 		return fmt.Errorf("--network: %w", err)
 	}
-	if _, err := c.assumeValidFor(p); err != nil {
+	if _, err := node.AssumeValidFor(p, c.assumeValid, c.minChainWork); err != nil {
 		return err
 	}
 	if err := backends.Available(c.backend); err != nil {
@@ -116,14 +107,8 @@ func (c *commonFlags) check() error {
 	if c.minFreeMB < 0 {
 		return fmt.Errorf("--min-free-mb: must not be negative, got %d", c.minFreeMB)
 	}
-	switch c.index {
-	case "":
-	case shindex.Name:
-		if c.datadir == "" {
-			return fmt.Errorf("--index %s needs --datadir (without one, address lookups scan the in-memory set)", c.index)
-		}
-	default:
-		return fmt.Errorf("--index: want %s, got %q", shindex.Name, c.index)
+	if err := node.CheckIndex(c.index, c.datadir); err != nil {
+		return err
 	}
 	if _, err := c.logger(io.Discard); err != nil {
 		return err
@@ -220,164 +205,38 @@ func (c *commonFlags) logger(w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
 }
 
-// validator builds the consensus validator for the flags.
-func (c *commonFlags) validator(log *slog.Logger) (*params.Params, *validate.Validator, error) {
+// nodeOptions are the node.Options the flags describe, logging to log.
+func (c *commonFlags) nodeOptions(log *slog.Logger) (node.Options, error) {
 	p, err := params.ByName(c.network)
 	if err != nil {
-		return nil, nil, err
+		return node.Options{}, err
 	}
-	h, err := merkle.New(c.debug.Get(debugset.MerkleKernel), log)
+	av, err := node.AssumeValidFor(p, c.assumeValid, c.minChainWork)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %s: %w", debugset.Env, debugset.MerkleKernel, err)
+		return node.Options{}, err
+	}
+	minFree := int64(c.minFreeMB) << 20
+	if minFree == 0 {
+		minFree = -1 // --min-free-mb 0 turns the pre-flush check off
+	}
+	return node.Options{Params: p, Datadir: c.datadir, Backend: c.backend, CacheBytes: int64(c.cacheMB) << 20,
+		MinFreeBytes: minFree, Index: c.index, AssumeValid: av, MerkleKernel: c.debug.Get(debugset.MerkleKernel), Log: log}, nil
+}
+
+// openNode opens the node the flags describe (in memory when --datadir is
+// empty), with tune's changes to its options; Close flushes and closes it.
+func (c *commonFlags) openNode(ctx context.Context, log *slog.Logger, tune ...func(*node.Options)) (*node.Node, error) {
+	opts, err := c.nodeOptions(log)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range tune {
+		f(&opts)
 	}
 	if set := c.debug.NonDefault(); len(set) > 0 {
 		log.Info("debug settings", debugset.Env, strings.Join(set, ","))
 	}
-	engine := script.NewEngine(script.WithSigCacheStore(!c.sigCacheLookupOnly))
-	v := validate.New(p, engine, log)
-	v.Merkle = h.Root
-	return p, v, nil
-}
-
-// assumeValidFor is the assume-valid setting the flags give on p: the
-// network's default unless --assume-valid / --min-chain-work override it.
-func (c *commonFlags) assumeValidFor(p *params.Params) (validate.AssumeValid, error) {
-	av := validate.DefaultAssumeValid(p)
-	if c.assumeValid != "" {
-		h, err := validate.ParseUserHash(c.assumeValid)
-		if err != nil {
-			return av, fmt.Errorf("--assume-valid: %w (or 0 to verify every script)", err)
-		}
-		av.Block = h
-	}
-	if c.minChainWork != "" {
-		w, err := validate.ParseUserWork(c.minChainWork)
-		if err != nil {
-			return av, fmt.Errorf("--min-chain-work: %w", err)
-		}
-		av.MinimumChainWork = w
-	}
-	return av, nil
-}
-
-// openChainstate opens the chainstate the flags describe: in memory when
-// --datadir is empty, otherwise the persistent store in the datadir.
-// The returned close function flushes and closes the store.
-func (c *commonFlags) openChainstate(log *slog.Logger, tune ...func(*chainstate.Config)) (*chainstate.Chainstate, func() error, error) {
-	p, v, err := c.validator(log)
-	if err != nil {
-		return nil, nil, err
-	}
-	av, err := c.assumeValidFor(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	var st store.Store
-	closeKV := func() error { return nil }
-	if c.datadir == "" {
-		st = store.NewMem()
-	} else {
-		kv, err := backends.Open(c.backend, c.datadir, backends.Options{
-			CacheBytes: int64(c.cacheMB) << 20 / 4,
-			Logger:     log.With("store", c.backend),
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		kvs := kvstore.New(kv, int64(c.cacheMB)<<20)
-		kvs.SetMinFree(uint64(max(c.minFreeMB, 0)) << 20)
-		// pebble and RocksDB write the early batches of undo records and
-		// blocks unsynced; the next flush's synced batch makes them
-		// durable, as Core syncs its block and undo files only when it
-		// flushes. bbolt always syncs: its unsynced commits can corrupt
-		// the file on power loss.
-		if c.backend != "bbolt" {
-			kvs.SetEarlySync(backends.NoSync)
-		}
-		// Raw blocks and undo records go to flat files, as Core's blk and
-		// rev files; the KV keeps their locations. A record whose append
-		// meets a full disk goes to the KV, and records an older datadir
-		// kept in the KV stay readable.
-		if err := kvs.UseBlockFiles(filepath.Join(c.datadir, "blocks")); err != nil {
-			kv.Close()
-			return nil, nil, err
-		}
-		if err := kvs.UseUndoFiles(filepath.Join(c.datadir, "undo")); err != nil {
-			kv.Close()
-			return nil, nil, err
-		}
-		// On a datadir without coins the cache answers misses without
-		// reading the store until a flush over --cache-mb empties it.
-		on, err := kvs.TrustCacheMisses()
-		if err != nil {
-			kv.Close()
-			return nil, nil, err
-		}
-		log.Debug("coins cache misses", "trusted", on)
-		ix, err := c.openIndex(kv, p)
-		if err != nil {
-			kv.Close()
-			return nil, nil, err
-		}
-		if ix != nil {
-			if err := kvs.AddIndex(ix); err != nil {
-				kv.Close()
-				return nil, nil, err
-			}
-			log.Info("scripthash index on", "datadir", c.datadir)
-		}
-		c.scripthashIndex = ix
-		st = kvs
-		closeKV = func() error {
-			if ix != nil {
-				ix.Close()
-			}
-			return kv.Close()
-		}
-	}
-	cfg := chainstate.Config{Params: p, Validator: v, Store: st, Log: log, AssumeValid: av}
-	for _, f := range tune {
-		f(&cfg)
-	}
-	cs, err := chainstate.New(cfg)
-	if err != nil {
-		st.Close()
-		closeKV()
-		return nil, nil, err
-	}
-	return cs, func() error {
-		ferr := cs.Flush()
-		serr := st.Close()
-		kerr := closeKV()
-		return errors.Join(ferr, serr, kerr)
-	}, nil
-}
-
-// openIndex opens the datadir's scripthash index: the one it keeps (with or
-// without --index), a new one for a new datadir with --index scripthash, or
-// none. --index on an existing datadir without a complete index is refused
-// with the command that builds it.
-func (c *commonFlags) openIndex(kv backends.KV, p *params.Params) (*shindex.Index, error) {
-	m, ok, err := shindex.ReadMeta(kv)
-	if err != nil {
-		return nil, err
-	}
-	if ok && m.State == shindex.Complete {
-		ix, err := shindex.Open(kv)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.datadir, err)
-		}
-		return ix, nil
-	}
-	if c.index == "" {
-		return nil, nil
-	}
-	ix, err := shindex.Create(kv, p.GenesisHash)
-	if errors.Is(err, shindex.ErrNotNew) {
-		return nil, fmt.Errorf("--index %s: the datadir %s has a chainstate but no complete scripthash index; build it with: utxod index build --datadir %s --backend %s",
-			c.index, c.datadir, c.datadir, c.backend)
-	}
-	return ix, err
+	return node.Open(ctx, opts)
 }
 
 // parseInterleaved parses flags that may appear before, between or after
@@ -440,4 +299,10 @@ func profileFlags(fs *flag.FlagSet) (start func() (stop func(), err error)) {
 		}
 		return stop, nil
 	}
+}
+
+// fail prints "utxod CMD: ERR" on stderr and returns code.
+func fail(stderr io.Writer, cmd string, code int, err error) int {
+	fmt.Fprintf(stderr, "utxod %s: %v\n", cmd, err)
+	return code
 }

@@ -16,6 +16,7 @@ import (
 	"utxod/api"
 	"utxod/chainstate"
 	"utxod/follow"
+	"utxod/node"
 	"utxod/params"
 )
 
@@ -62,10 +63,10 @@ func (f *followFlags) check(p *params.Params, required bool) error {
 	return nil
 }
 
-// tune applies --archive to the chainstate's configuration.
-func (f *followFlags) tune(cfg *chainstate.Config) {
+// tune applies --archive to the node's options.
+func (f *followFlags) tune(o *node.Options) {
 	if f.archive {
-		cfg.KeepBlocks = math.MaxInt32
+		o.KeepBlocks = math.MaxInt32
 	}
 }
 
@@ -162,73 +163,93 @@ block. With --datadir a later run resumes where this one stopped.
 Flags:
 `
 
+// followCmdFlags are the flags of utxod follow.
+type followCmdFlags struct {
+	commonFlags
+	follow      followFlags
+	asJSON      bool
+	hashType    string
+	maxFailures int
+}
+
+func (f *followCmdFlags) register(fs *flag.FlagSet) {
+	f.commonFlags.register(fs)
+	f.follow.register(fs)
+	fs.BoolVar(&f.asJSON, "json", false, "print the final chainstate (gettxoutsetinfo fields) as JSON on stdout")
+	fs.StringVar(&f.hashType, "hash-type", chainstate.HashTypeHashSerialized3, "digests in the JSON: hash_serialized_3 (also muhash), muhash or none")
+	fs.IntVar(&f.maxFailures, "max-failures", 10, "give up after this many consecutive failed attempts to reach the source (0: retry until interrupted)")
+}
+
 func cmdFollow(args []string, stdout, stderr io.Writer) (code int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fs := flag.NewFlagSet("follow", flag.ContinueOnError)
-	var c commonFlags
-	var ff followFlags
-	c.register(fs)
-	ff.register(fs)
-	asJSON := fs.Bool("json", false, "print the final chainstate (gettxoutsetinfo fields) as JSON on stdout")
-	hashType := fs.String("hash-type", chainstate.HashTypeHashSerialized3, "digests in the JSON: hash_serialized_3 (also muhash), muhash or none")
-	maxFailures := fs.Int("max-failures", 10, "give up after this many consecutive failed attempts to reach the source (0: retry until interrupted)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), followUsage)
-		fs.PrintDefaults()
-	}
-	pos, code, done := parseArgs(fs, args, false, stdout, stderr)
+	var f followCmdFlags
+	log, code, done := f.parse(args, stdout, stderr)
 	if done {
 		return code
 	}
-	if len(pos) != 0 {
-		fmt.Fprintf(stderr, "utxod follow: unexpected argument %q (see utxod follow --help)\n", pos[0])
-		return 2
-	}
-	if err := c.check(); err != nil {
-		fmt.Fprintln(stderr, "utxod follow:", err)
-		return 2
-	}
-	p, err := params.ByName(c.network)
+	n, err := f.openNode(ctx, log, f.follow.tune)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod follow:", err)
-		return 2
-	}
-	if err := ff.check(p, true); err != nil {
-		fmt.Fprintf(stderr, "utxod follow: %v (see utxod follow --help)\n", err)
-		return 2
-	}
-	if err := checkHashType(*hashType); err != nil {
-		fmt.Fprintln(stderr, "utxod follow:", err)
-		return 2
-	}
-	if *maxFailures < 0 {
-		fmt.Fprintln(stderr, "utxod follow: --max-failures: must not be negative")
-		return 2
-	}
-	log, err := c.logger(stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod follow:", err)
-		return 2
-	}
-	cs, closeStore, err := c.openChainstate(log, ff.tune)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod follow:", err)
-		return 2
+		return fail(stderr, "follow", 2, err)
 	}
 	// The final flush: a failure loses the blocks since the last flush.
 	defer func() {
-		if err := closeStore(); err != nil {
+		if err := n.Close(); err != nil {
 			fmt.Fprintln(stderr, "utxod follow: final flush failed; the datadir stays at its last flushed tip:", err)
 			if code == 0 {
 				code = 1
 			}
 		}
 	}()
-	fl, err := ff.follower(p, cs, log, follow.Config{MaxFailures: *maxFailures})
+	return f.catchUp(ctx, n.Chain(), n.Params(), log, stdout, stderr)
+}
+
+// parse parses and checks the flags and returns the logger; done says the
+// command ends with code (--help, a usage error).
+func (f *followCmdFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Logger, code int, done bool) {
+	fs := flag.NewFlagSet("follow", flag.ContinueOnError)
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), followUsage)
+		fs.PrintDefaults()
+	}
+	pos, code, done := parseArgs(fs, args, false, stdout, stderr)
+	if done {
+		return nil, code, true
+	}
+	if len(pos) != 0 {
+		fmt.Fprintf(stderr, "utxod follow: unexpected argument %q (see utxod follow --help)\n", pos[0])
+		return nil, 2, true
+	}
+	if err := f.check(); err != nil {
+		return nil, fail(stderr, "follow", 2, err), true
+	}
+	p, err := params.ByName(f.network)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod follow:", err)
-		return 2
+		return nil, fail(stderr, "follow", 2, err), true
+	}
+	if err := f.follow.check(p, true); err != nil {
+		fmt.Fprintf(stderr, "utxod follow: %v (see utxod follow --help)\n", err)
+		return nil, 2, true
+	}
+	if err := checkHashType(f.hashType); err != nil {
+		return nil, fail(stderr, "follow", 2, err), true
+	}
+	if f.maxFailures < 0 {
+		fmt.Fprintln(stderr, "utxod follow: --max-failures: must not be negative")
+		return nil, 2, true
+	}
+	if log, err = f.logger(stderr); err != nil {
+		return nil, fail(stderr, "follow", 2, err), true
+	}
+	return log, 0, false
+}
+
+// catchUp follows the source until cs has caught up with it.
+func (f *followCmdFlags) catchUp(ctx context.Context, cs *chainstate.Chainstate, p *params.Params, log *slog.Logger, stdout, stderr io.Writer) int {
+	fl, err := f.follow.follower(p, cs, log, follow.Config{MaxFailures: f.maxFailures})
+	if err != nil {
+		return fail(stderr, "follow", 2, err)
 	}
 	start := time.Now()
 	from := cs.Tip().Height
@@ -243,14 +264,13 @@ func cmdFollow(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "utxod follow: interrupted at height %d\n", tip.Height)
 		return 1
 	case err != nil:
-		fmt.Fprintln(stderr, "utxod follow:", err)
-		return 1
+		return fail(stderr, "follow", 1, err)
 	}
 	st := fl.Status()
 	log.Info("caught up", "height", tip.Height, "tip", tip.Hash, "blocks", tip.Height-from, "errors", st.Errors, "reorgs", st.Reorgs,
 		"seconds", time.Since(start).Seconds())
-	if *asJSON {
-		return printInfoJSON(cs, *hashType, "follow", stdout, stderr)
+	if f.asJSON {
+		return printInfoJSON(cs, f.hashType, "follow", stdout, stderr)
 	}
 	return 0
 }

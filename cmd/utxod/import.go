@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -13,31 +14,31 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"utxod/chainstate"
+	"utxod/internal/progress"
+	"utxod/node"
 	"utxod/params"
 	"utxod/validate"
 	"utxod/wire"
 )
 
-func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c commonFlags
-	c.register(fs)
-	c.registerIndex(fs)
-	asJSON := fs.Bool("json", false, "print the final chainstate (gettxoutsetinfo fields, as GET /v1/chainstate returns) as JSON on stdout")
-	hashType := fs.String("hash-type", "hash_serialized_3", "digests in the JSON: hash_serialized_3 (also muhash), muhash or none")
-	stopHeight := fs.Int("stop-height", -1, "stop once the active chain reaches this height")
-	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
-	orphanMB := fs.Int("orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
-	startProfile := profileFlags(fs)
-	memProfile := fs.String("memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
-	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
+// importFlags are the flags of utxod import on top of commonFlags, and its
+// block files.
+type importFlags struct {
+	commonFlags
+	asJSON       bool
+	hashType     string
+	stopHeight   int
+	xorKey       string
+	orphanMB     int
+	memProfile   string
+	progress     time.Duration
+	startProfile func() (stop func(), err error)
+	files        []string
+	key          []byte // --xor-key decoded
+}
+
+const importUsage = `Usage: utxod import --network N [--datadir D --backend B] [--json] FILE...
 
 Reads Core's block-file framing (4-byte network magic, 4-byte LE length, block;
 zero padding skipped; blocks may be out of order: they wait for their parent),
@@ -49,97 +50,136 @@ skipped. With --datadir the chainstate is persistent and a later import resumes 
 chainstate lives in memory. A rejected block stops the import with exit status
 1 and a line naming its hash, height and Core reject reason.
 
-Flags:`)
-		fs.PrintDefaults()
-	}
-	files, code, done := parseArgs(fs, args, true, stdout, stderr)
+Flags:`
+
+func (f *importFlags) register(fs *flag.FlagSet) {
+	f.commonFlags.register(fs)
+	f.registerIndex(fs)
+	fs.BoolVar(&f.asJSON, "json", false, "print the final chainstate (gettxoutsetinfo fields, as GET /v1/chainstate returns) as JSON on stdout")
+	fs.StringVar(&f.hashType, "hash-type", "hash_serialized_3", "digests in the JSON: hash_serialized_3 (also muhash), muhash or none")
+	fs.IntVar(&f.stopHeight, "stop-height", -1, "stop once the active chain reaches this height")
+	fs.StringVar(&f.xorKey, "xor-key", "", "hex XOR key of Core 28+ obfuscated block files (the content of blocks/xor.dat)")
+	fs.IntVar(&f.orphanMB, "orphan-mb", 2048, "memory for blocks whose parent has not been read yet (out-of-order block files)")
+	f.startProfile = profileFlags(fs)
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile (in-use memory at the end of the import, before the final flush) to this file")
+	fs.DurationVar(&f.progress, "progress", progress.DefaultEvery, "interval of progress log lines when stderr is not a terminal (0: off)")
+}
+
+func cmdImport(args []string, stdout, stderr io.Writer) (code int) {
+	var f importFlags
+	log, code, done := f.parse(args, stdout, stderr)
 	if done {
 		return code
 	}
-	if len(files) == 0 {
-		fmt.Fprintln(stderr, "utxod import: no block files given (see utxod import --help)")
-		return 2
-	}
-	if err := c.check(); err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 2
-	}
-	if err := checkHashType(*hashType); err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 2
-	}
-	log, err := c.logger(stderr)
+	stopProfile, err := f.startProfile()
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 2
-	}
-	stopProfile, err := startProfile()
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 2
+		return fail(stderr, "import", 2, err)
 	}
 	defer stopProfile()
-	key, err := hex.DecodeString(*xorKey)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod import: --xor-key:", err)
-		return 2
-	}
-	p, err := params.ByName(c.network)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 2
-	}
 	// An import meets each signature once: as Core's ConnectBlock
 	// (fCacheResults = fJustCheck), it never stores into the signature
 	// cache, so its lookups of the empty cache are skipped too. The table
 	// stays allocated, as a serving node's.
-	c.sigCacheLookupOnly = true
-	cs, closeStore, err := c.openChainstate(log, func(cfg *chainstate.Config) {
-		cfg.MaxOrphanBytes = *orphanMB << 20
+	n, err := f.openNode(context.Background(), log, func(o *node.Options) {
+		o.SigCacheLookupOnly = true
+		o.MaxOrphanBytes = f.orphanMB << 20
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 2
+		return fail(stderr, "import", 2, err)
 	}
 	// The final flush happens here: if it fails, blocks connected since the
 	// last flush are not saved, so the import must not report success.
 	defer func() {
-		if err := closeStore(); err != nil {
+		if err := n.Close(); err != nil {
 			fmt.Fprintln(stderr, "utxod import: final flush failed; the datadir stays at its last flushed tip:", err)
 			if code == 0 {
 				code = 1
 			}
 		}
 	}()
+	return f.run(n.Chain(), n.Params(), log, stdout, stderr)
+}
 
+// parse parses and checks the flags and returns the logger; done says the
+// command ends with code (--help, a usage error).
+func (f *importFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Logger, code int, done bool) {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), importUsage)
+		fs.PrintDefaults()
+	}
+	if f.files, code, done = parseArgs(fs, args, true, stdout, stderr); done {
+		return nil, code, true
+	}
+	if len(f.files) == 0 {
+		fmt.Fprintln(stderr, "utxod import: no block files given (see utxod import --help)")
+		return nil, 2, true
+	}
+	err := f.check()
+	if err == nil {
+		err = checkHashType(f.hashType)
+	}
+	if err == nil {
+		log, err = f.logger(stderr)
+	}
+	if err == nil {
+		if f.key, err = hex.DecodeString(f.xorKey); err != nil {
+			err = fmt.Errorf("--xor-key: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, fail(stderr, "import", 2, err), true
+	}
+	return log, 0, false
+}
+
+// run imports the files into cs: the headers first, then the blocks, then
+// the digests.
+func (f *importFlags) run(cs *chainstate.Chainstate, p *params.Params, log *slog.Logger, stdout, stderr io.Writer) int {
 	var total int64
-	for _, name := range files {
+	for _, name := range f.files {
 		if st, err := os.Stat(name); err == nil {
 			total += st.Size()
 		}
 	}
 	start := time.Now()
-	if err := learnHeaders(cs, files, key, p.Magic, log); err != nil {
-		fmt.Fprintln(stderr, "utxod import:", err)
-		return 1
+	if err := learnHeaders(cs, f.files, f.key, p.Magic, log); err != nil {
+		return fail(stderr, "import", 1, err)
 	}
-	pr := newImportProgress(stderr, total, *progress, log)
-	src := &blockSource{files: files, key: key, magic: p.Magic}
+	pr := progress.New(progress.Config{What: "import", Unit: "bytes", Total: total, Every: f.progress, Out: stderr, Log: log,
+		Rates: []string{"blocks", "tx", "inputs"}})
+	raise, restore := spareP()
+	defer restore()
+	if code := f.connect(cs, p, pr, raise, stderr); code != 0 {
+		return code
+	}
+	f.afterBlocks(cs)
+	tip := cs.Tip()
+	log.Info("import done", "blocks", pr.Count(0), "txs", pr.Count(1), "inputs", pr.Count(2), "height", tip.Height, "tip", tip.Hash,
+		"seconds", time.Since(start).Seconds())
+	if f.asJSON {
+		return printInfoJSON(cs, f.hashType, "import", stdout, stderr)
+	}
+	return 0
+}
+
+// connect streams the blocks of the files through cs. Blocks are read,
+// parsed and checked ahead on a second goroutine while their scripts are
+// assumed valid (with every script verified both cores verify signatures,
+// and reading ahead only costs); from the first block whose scripts are
+// verified (when raise gives the process a spare P), one block's scripts
+// may still be verifying while the next block connects.
+func (f *importFlags) connect(cs *chainstate.Chainstate, p *params.Params, pr *progress.Meter, raise func(), stderr io.Writer) int {
+	src := &blockSource{files: f.files, key: f.key, magic: p.Magic}
 	defer src.close()
 	rejected := false
-	// Blocks are read, parsed and checked ahead on a second goroutine while
-	// their scripts are assumed valid (with every script verified both
-	// cores verify signatures, and reading ahead only costs); from the
-	// first block whose scripts are verified, one block's scripts may still
-	// be verifying while the next block connects.
-	scfg := chainstate.StreamConfig{StopHeight: int32(*stopHeight), OwnedBlocks: true,
-		AssumedPrefetch: chainstate.DefaultAssumedPrefetch, VerifiedDepth: chainstate.DefaultVerifiedDepth}
-	raise, restore := spareP()
-	scfg.OnVerified = raise
-	defer restore()
-	err = cs.ProcessStream(scfg, src.next, func(o chainstate.Outcome) bool {
-		name, off := src.where(o.Tag)
+	scfg := chainstate.StreamConfig{StopHeight: int32(f.stopHeight), OwnedBlocks: true,
+		AssumedPrefetch: chainstate.DefaultAssumedPrefetch, VerifiedDepth: chainstate.DefaultVerifiedDepth, OnVerified: raise}
+	err := cs.ProcessStream(scfg, src.next, func(o chainstate.Outcome) bool {
 		if o.Err != nil {
+			name, off := src.where(o.Tag)
 			reason := validate.Reason(o.Err)
 			if reason == "" {
 				reason = "error"
@@ -148,20 +188,25 @@ Flags:`)
 			rejected = true
 			return false
 		}
-		pr.add(1, o.Result.Txs, o.Result.Inputs, src.consumed(o.Tag), o.TipHeight)
+		pr.Note("height", o.TipHeight)
+		pr.Add(src.consumed(o.Tag), 1, int64(o.Result.Txs), int64(o.Result.Inputs))
 		return true
 	})
-	pr.add(0, 0, 0, src.carry, cs.Tip().Height)
-	if err != nil {
-		pr.finish()
-		fmt.Fprintln(stderr, "utxod import:", err)
+	pr.Note("height", cs.Tip().Height)
+	pr.Add(src.carry)
+	pr.Finish()
+	switch {
+	case err != nil:
+		return fail(stderr, "import", 1, err)
+	case rejected:
 		return 1
 	}
-	if rejected {
-		pr.finish()
-		return 1
-	}
-	pr.finish()
+	return 0
+}
+
+// afterBlocks prepares the tail of the import: the flat files' fdatasyncs
+// start, the import's garbage is collected, the heap profile is written.
+func (f *importFlags) afterBlocks(cs *chainstate.Chainstate) {
 	// The flat files' fdatasyncs run while the tail below uses the CPU.
 	cs.SyncAhead()
 	// The blocks, parses and deltas of the import are garbage now. Collect
@@ -169,19 +214,12 @@ Flags:`)
 	// those reuse the memory instead of growing a heap whose goal the
 	// import's garbage had doubled (bench/decisions.md).
 	runtime.GC()
-	if *memProfile != "" {
-		if f, err := os.Create(*memProfile); err == nil {
-			_ = pprof.WriteHeapProfile(f) // as of the collection just above
-			f.Close()
+	if f.memProfile != "" {
+		if mf, err := os.Create(f.memProfile); err == nil {
+			_ = pprof.WriteHeapProfile(mf) // as of the collection just above
+			mf.Close()
 		}
 	}
-	tip := cs.Tip()
-	log.Info("import done", "blocks", pr.blocks, "txs", pr.txs, "inputs", pr.inputs, "height", tip.Height, "tip", tip.Hash,
-		"seconds", time.Since(start).Seconds())
-	if *asJSON {
-		return printInfoJSON(cs, *hashType, "import", stdout, stderr)
-	}
-	return 0
 }
 
 // blockSource reads the blocks of several block files in order for
@@ -281,61 +319,6 @@ func fileSize(f *os.File) int64 {
 		return 0
 	}
 	return st.Size()
-}
-
-// importProgress shows a progress bar on a terminal and periodic log lines
-// otherwise: height, blocks/s, tx/s, inputs/s and an ETA from bytes read.
-type importProgress struct {
-	bar                 *progressbar.ProgressBar
-	log                 *slog.Logger
-	every               time.Duration
-	start, lastLog      time.Time
-	blocks, txs, inputs int64
-	done, total         int64
-}
-
-func newImportProgress(w io.Writer, total int64, every time.Duration, log *slog.Logger) *importProgress {
-	p := &importProgress{log: log, every: every, start: time.Now(), lastLog: time.Now(), total: total}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionSetWidth(30),
-		)
-	}
-	return p
-}
-
-func (p *importProgress) add(blocks, txs, ins int, bytes int64, height int32) {
-	p.blocks += int64(blocks)
-	p.txs += int64(txs)
-	p.inputs += int64(ins)
-	p.done += bytes
-	el := time.Since(p.start).Seconds()
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("height %d  %.0f blk/s  %.0f tx/s  %.0f in/s", height,
-			float64(p.blocks)/el, float64(p.txs)/el, float64(p.inputs)/el))
-		_ = p.bar.Add64(bytes)
-		return
-	}
-	if p.every > 0 && time.Since(p.lastLog) >= p.every {
-		p.lastLog = time.Now()
-		eta := time.Duration(0)
-		if p.done > 0 && p.total > p.done {
-			eta = time.Duration(float64(time.Since(p.start)) * float64(p.total-p.done) / float64(p.done)).Round(time.Second)
-		}
-		p.log.Info("import progress", "height", height, "blocks_per_s", int(float64(p.blocks)/el),
-			"tx_per_s", int(float64(p.txs)/el), "inputs_per_s", int(float64(p.inputs)/el), "eta", eta.String())
-	}
-}
-
-func (p *importProgress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		fmt.Fprintln(os.Stderr)
-	}
 }
 
 // spareP returns raise, which gives the process one P more than GOMAXPROCS

@@ -1,20 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"utxod/backends"
+	"utxod/internal/progress"
+	"utxod/node"
 	"utxod/store/kvstore/shindex"
+	"utxod/store/kvstore/spindex"
 )
 
 const indexUsage = `Usage: utxod index build|drop|verify --datadir D [--backend B] [flags]
@@ -35,8 +37,13 @@ import and serve update it in the same atomic batch as the coins.
           row with the right value for every coin at the store's tip, no
           other row); exit status 1 when it is not.
 
-A new datadir gets the index from the start with 'utxod import --index
-scripthash' or 'utxod serve --index scripthash'.
+--index silentpayments works on the BIP352 tweak index instead: build
+computes the tweaks of the blocks whose block and undo data the datadir
+keeps (the last 288 unless it was run with --archive), resumable in the
+same way; verify recomputes them; drop removes them.
+
+A new datadir gets an index from the start with 'utxod import --index
+NAME' or 'utxod serve --index NAME' (both: --index scripthash,silentpayments).
 `
 
 // cmdIndex dispatches utxod index build|drop|verify.
@@ -58,117 +65,163 @@ func cmdIndex(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// indexFlags are the flags of utxod index build, drop and verify.
+type indexFlags struct {
+	name      string // "index build", …
+	datadir   string
+	backend   string
+	cacheMB   int
+	progress  time.Duration
+	logLevel  string
+	logFormat string
+	which     string // --index: shindex.Name or spindex.Name
+}
+
+func (f *indexFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.datadir, "datadir", "", "data directory (required)")
+	fs.StringVar(&f.backend, "backend", "", "store of the datadir: pebble, rocksdb or bbolt (default: the one the datadir records)")
+	fs.IntVar(&f.cacheMB, "cache-mb", defaultCacheMB, "store block cache in MiB (a quarter of it, as import and serve give)")
+	fs.DurationVar(&f.progress, "progress", progress.DefaultEvery, "interval of progress log lines (0: off)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.which, "index", shindex.Name, "the index: "+shindex.Name+" or "+spindex.Name)
+}
+
 // indexCommand runs utxod index build, drop or verify until done or ctx ends.
 func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) int {
-	name := "index " + sub
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	datadir := fs.String("datadir", "", "data directory (required)")
-	backend := fs.String("backend", "", "store of the datadir: pebble, rocksdb or bbolt (default: the one the datadir records)")
-	cacheMB := fs.Int("cache-mb", defaultCacheMB, "store block cache in MiB (a quarter of it, as import and serve give)")
-	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines (0: off)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), indexUsage+"\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	pos, code, done := parseArgs(fs, args, false, stdout, stderr)
+	f := indexFlags{name: "index " + sub}
+	log, code, done := f.parse(args, stdout, stderr)
 	if done {
 		return code
 	}
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "utxod %s: %s\n", name, fmt.Sprintf(format, a...))
-		return 2
+	if st, err := os.Stat(f.datadir); err != nil || !st.IsDir() {
+		return fail(stderr, f.name, 1, fmt.Errorf("no datadir at %s", f.datadir))
 	}
-	if len(pos) != 0 {
-		return usageErr("unexpected argument %q (see utxod %s --help)", pos[0], name)
-	}
-	if *datadir == "" {
-		return usageErr("--datadir is required")
-	}
-	if *cacheMB < 0 {
-		return usageErr("--cache-mb: must not be negative, got %d", *cacheMB)
-	}
-	lf := commonFlags{logLevel: *logLevel, logFormat: *logFormat}
-	log, err := lf.logger(stderr)
+	kv, err := node.OpenBackend(f.backend, f.datadir, int64(f.cacheMB)<<20, log)
 	if err != nil {
-		return usageErr("%v", err)
-	}
-	if *backend == "" {
-		*backend = defaultBackend
-		if b, err := os.ReadFile(filepath.Join(*datadir, backends.MarkerFile)); err == nil {
-			*backend = string(bytes.TrimSpace(b))
-		}
-	}
-	if err := backends.Available(*backend); err != nil {
-		return usageErr("--backend %s: %v", *backend, err)
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "utxod %s: %v\n", name, err)
-		return 1
-	}
-	if st, err := os.Stat(*datadir); err != nil || !st.IsDir() {
-		return fail(fmt.Errorf("no datadir at %s", *datadir))
-	}
-	kv, err := backends.Open(*backend, *datadir, backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Logger: log.With("store", *backend)})
-	if err != nil {
-		return fail(err)
+		return fail(stderr, f.name, 1, err)
 	}
 	defer func() {
 		if err := kv.Close(); err != nil {
 			log.Error("closing the store", "err", err)
 		}
 	}()
-	start, last := time.Now(), time.Now()
-	report := func(done, total uint64) {
-		if *progress <= 0 || time.Since(last) < *progress {
-			return
+	if f.which == spindex.Name {
+		pr := progress.New(progress.Config{What: f.name, Unit: "blocks", Every: f.progress, Out: stderr, Log: log})
+		err = spIndexCommand(ctx, sub, f.datadir, kv, log, pr.Report, stdout)
+		pr.Finish()
+		if err != nil {
+			return fail(stderr, f.name, 1, err)
 		}
-		last = time.Now()
-		if total > 0 {
-			log.Info(name+" progress", "rows", done, "of", total, "percent", fmt.Sprintf("%.1f", 100*float64(done)/float64(total)),
-				"rows_per_s", int(float64(done)/time.Since(start).Seconds()))
-		} else {
-			log.Info(name+" progress", "rows", done)
-		}
+		return 0
 	}
+	pr := progress.New(progress.Config{What: f.name, Unit: "rows", Every: f.progress, Out: stderr, Log: log})
 	switch sub {
 	case "build":
-		m, err := shindex.Build(ctx, kv, report)
-		switch {
-		case errors.Is(err, shindex.ErrExists):
-			return fail(fmt.Errorf("%s already has a scripthash index (at height %d); utxod index drop removes it", *datadir, m.Tip.Height))
-		case errors.Is(err, shindex.ErrNoChainstate):
-			return fail(fmt.Errorf("%s has no chainstate to index (utxod import --index %s builds a new datadir with it)", *datadir, shindex.Name))
-		case ctx.Err() != nil:
-			return fail(fmt.Errorf("interrupted with %d of %d rows written; run it again to resume", m.Rows, m.Tip.TxOuts))
-		case err != nil:
-			return fail(err)
-		}
-		log.Info("index build done", "rows", m.Tip.TxOuts, "height", m.Tip.Height, "tip", m.Tip.Hash, "seconds", time.Since(start).Seconds())
-		fmt.Fprintf(stdout, "scripthash index built: %d rows at height %d (%s)\n", m.Tip.TxOuts, m.Tip.Height, m.Tip.Hash)
+		err = f.build(ctx, kv, pr, log, stdout)
 	case "verify":
-		m, err := shindex.Verify(ctx, kv, report)
-		if err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(stdout, "scripthash index verified: %d rows at height %d (%s)\n", m.Tip.TxOuts, m.Tip.Height, m.Tip.Hash)
+		err = f.verify(ctx, kv, pr, stdout)
 	case "drop":
-		m, ok, err := shindex.ReadMeta(kv)
-		if err != nil {
-			return fail(err)
-		}
-		n, err := shindex.Drop(ctx, kv, report)
-		if err != nil {
-			return fail(fmt.Errorf("%w (run it again to finish)", err))
-		}
-		state := "none"
-		if ok {
-			state = m.State.String()
-		}
-		log.Info("index drop done", "rows", n, "was", state, "seconds", time.Since(start).Seconds())
-		fmt.Fprintf(stdout, "scripthash index dropped: %d rows removed (it was %s)\n", n, state)
+		err = f.drop(ctx, kv, pr, log, stdout)
+	}
+	if err != nil {
+		return fail(stderr, f.name, 1, err)
 	}
 	return 0
+}
+
+// parse parses and checks the flags and returns the logger; done says the
+// command ends with code (--help, a usage error).
+func (f *indexFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Logger, code int, done bool) {
+	fs := flag.NewFlagSet(f.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), indexUsage+"\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	pos, code, done := parseArgs(fs, args, false, stdout, stderr)
+	if done {
+		return nil, code, true
+	}
+	usageErr := func(format string, a ...any) (*slog.Logger, int, bool) {
+		fmt.Fprintf(stderr, "utxod %s: %s\n", f.name, fmt.Sprintf(format, a...))
+		return nil, 2, true
+	}
+	if len(pos) != 0 {
+		return usageErr("unexpected argument %q (see utxod %s --help)", pos[0], f.name)
+	}
+	if f.datadir == "" {
+		return usageErr("--datadir is required")
+	}
+	if f.cacheMB < 0 {
+		return usageErr("--cache-mb: must not be negative, got %d", f.cacheMB)
+	}
+	if f.which != shindex.Name && f.which != spindex.Name {
+		return usageErr("--index: want %s or %s, got %q", shindex.Name, spindex.Name, f.which)
+	}
+	lf := commonFlags{logLevel: f.logLevel, logFormat: f.logFormat}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if f.backend == "" {
+		f.backend = node.RecordedBackend(f.datadir)
+	}
+	if err := backends.Available(f.backend); err != nil {
+		return usageErr("--backend %s: %v", f.backend, err)
+	}
+	return log, 0, false
+}
+
+// build writes the index of the datadir's coins.
+func (f *indexFlags) build(ctx context.Context, kv backends.KV, pr *progress.Meter, log *slog.Logger, stdout io.Writer) error {
+	start := time.Now()
+	m, err := shindex.Build(ctx, kv, pr.Report)
+	pr.Finish()
+	switch {
+	case errors.Is(err, shindex.ErrExists):
+		return fmt.Errorf("%s already has a scripthash index (at height %d); utxod index drop removes it", f.datadir, m.Tip.Height)
+	case errors.Is(err, shindex.ErrNoChainstate):
+		return fmt.Errorf("%s has no chainstate to index (utxod import --index %s builds a new datadir with it)", f.datadir, shindex.Name)
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted with %d of %d rows written; run it again to resume", m.Rows, m.Tip.TxOuts)
+	case err != nil:
+		return err
+	}
+	log.Info("index build done", "rows", m.Tip.TxOuts, "height", m.Tip.Height, "tip", m.Tip.Hash, "seconds", time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "scripthash index built: %d rows at height %d (%s)\n", m.Tip.TxOuts, m.Tip.Height, m.Tip.Hash)
+	return nil
+}
+
+// verify checks the index against the coins.
+func (f *indexFlags) verify(ctx context.Context, kv backends.KV, pr *progress.Meter, stdout io.Writer) error {
+	m, err := shindex.Verify(ctx, kv, pr.Report)
+	pr.Finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "scripthash index verified: %d rows at height %d (%s)\n", m.Tip.TxOuts, m.Tip.Height, m.Tip.Hash)
+	return nil
+}
+
+// drop removes the index.
+func (f *indexFlags) drop(ctx context.Context, kv backends.KV, pr *progress.Meter, log *slog.Logger, stdout io.Writer) error {
+	start := time.Now()
+	m, ok, err := shindex.ReadMeta(kv)
+	if err != nil {
+		return err
+	}
+	n, err := shindex.Drop(ctx, kv, pr.Report)
+	pr.Finish()
+	if err != nil {
+		return fmt.Errorf("%w (run it again to finish)", err)
+	}
+	state := "none"
+	if ok {
+		state = m.State.String()
+	}
+	log.Info("index drop done", "rows", n, "was", state, "seconds", time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "scripthash index dropped: %d rows removed (it was %s)\n", n, state)
+	return nil
 }

@@ -272,8 +272,10 @@ func TestReplicas(t *testing.T) {
 	}
 	reopened := height(victim.base)
 	t.Logf("%s killed at height %d, reopened at %d", victim.name, killedAt, reopened)
-	if reopened > killedAt || reopened < 1000 {
-		t.Errorf("%s reopened at %d after a kill at %d (its last flushed tip is at least 1000)", victim.name, reopened, killedAt)
+	// Blocks keep connecting between the height read and the signal, so
+	// the reopened tip is bounded by the source's tip, not by killedAt.
+	if reopened > 1500 || reopened < 1000 {
+		t.Errorf("%s reopened at %d after a kill at %d (want its last flushed tip: at least 1000, at most the source's 1500)", victim.name, reopened, killedAt)
 	}
 	sameDigests(1500)
 

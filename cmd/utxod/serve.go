@@ -16,10 +16,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"utxod/api"
+	"utxod/events"
+	"utxod/node"
 	"utxod/params"
 )
 
@@ -96,111 +99,38 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 // serve runs the server until ctx is done. ready, if not nil, is called with
 // the bound address and the cookie path once the server accepts requests.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr, cookie string)) int {
-	fset := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fset.SetOutput(stderr)
 	var f serveFlags
-	f.register(fset)
-	fset.Usage = func() {
-		fmt.Fprint(fset.Output(), serveUsage)
-		fset.PrintDefaults()
-	}
-	pos, code, done := parseArgs(fset, args, false, stdout, stderr)
+	log, p, code, done := f.parse(args, stdout, stderr)
 	if done {
 		return code
 	}
-	if len(pos) != 0 {
-		fmt.Fprintf(stderr, "utxod serve: unexpected argument %q (see utxod serve --help)\n", pos[0])
-		return 2
-	}
-	if err := f.check(); err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 2
-	}
-	if f.utxosLimit < 0 {
-		fmt.Fprintln(stderr, "utxod serve: --utxos-limit: must not be negative, got", f.utxosLimit)
-		return 2
-	}
-	raiseProcs()
-	log, err := f.logger(stderr)
+	n, err := f.openNode(ctx, log, f.follow.tune)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 2
+		return fail(stderr, "serve", 1, err)
 	}
-	if err := checkListen(f.listen, f.allowRemote); err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 2
-	}
-	p, err := params.ByName(f.network)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 2
-	}
-	if err := f.follow.check(p, false); err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 2
-	}
-
-	cs, closeStore, err := f.openChainstate(log, f.follow.tune)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 1
-	}
-	closed := false
-	closeOnce := func() {
-		if closed {
-			return
-		}
-		closed = true
-		if err := closeStore(); err != nil {
+	closeNode := sync.OnceFunc(func() {
+		if err := n.Close(); err != nil {
 			log.Error("closing the store", "err", err)
 		}
-	}
-	defer closeOnce()
-
+	})
+	defer closeNode()
 	token, cookie, removeCookie, err := writeCookie(f.datadir, f.cookieFile)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod serve: cookie:", err)
-		return 1
+		return fail(stderr, "serve", 1, fmt.Errorf("cookie: %w", err))
 	}
 	defer removeCookie()
-
-	var sizeOnDisk func() int64
-	if f.datadir != "" {
-		dir := f.datadir
-		sizeOnDisk = func() int64 { return dirSize(dir) }
-	}
 	fw := f.follow.newServeFollower()
-	cfg := api.Config{Chain: cs, Params: p, Token: token, Log: log, SizeOnDisk: sizeOnDisk, UTXOLimit: f.utxosLimit, Follow: fw.health()}
-	if f.scripthashIndex != nil {
-		cfg.Index = f.scripthashIndex // else the address routes scan the coin set
-	}
-	srv, err := api.New(cfg)
+	srv, hs, ln, err := f.listenAPI(n, token, fw, log)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 1
+		return fail(stderr, "serve", 1, err)
 	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod serve:", err)
-		return 1
-	}
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	tip := cs.Tip()
+	tip := n.Chain().Tip()
 	log.Info("serving", "addr", ln.Addr().String(), "network", p.Name, "cookie", cookie, "height", tip.Height, "tip", tip.Hash)
 	fmt.Fprintf(stderr, "utxod serve: listening on http://%s (network %s); write token in %s\n", ln.Addr(), p.Name, cookie)
 	if ready != nil {
 		ready(ln.Addr().String(), cookie)
 	}
-
-	if err := fw.start(ctx, p, cs, srv, log); err != nil {
+	if err := fw.start(ctx, p, n.Chain(), srv, log); err != nil {
 		fmt.Fprintln(stderr, "utxod serve: --follow:", err)
 		return 2
 	}
@@ -214,6 +144,94 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		log.Error("server stopped", "err", err)
 		code = 1
 	}
+	return f.shutdown(hs, srv, fw, closeNode, log, code)
+}
+
+// parse parses and checks the flags and returns the logger and the
+// network; done says the command ends with code (--help, a usage error).
+func (f *serveFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Logger, p *params.Params, code int, done bool) {
+	fset := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	f.register(fset)
+	fset.Usage = func() {
+		fmt.Fprint(fset.Output(), serveUsage)
+		fset.PrintDefaults()
+	}
+	pos, code, done := parseArgs(fset, args, false, stdout, stderr)
+	if done {
+		return nil, nil, code, true
+	}
+	if len(pos) != 0 {
+		fmt.Fprintf(stderr, "utxod serve: unexpected argument %q (see utxod serve --help)\n", pos[0])
+		return nil, nil, 2, true
+	}
+	if err := f.check(); err != nil {
+		return nil, nil, fail(stderr, "serve", 2, err), true
+	}
+	if f.utxosLimit < 0 {
+		fmt.Fprintln(stderr, "utxod serve: --utxos-limit: must not be negative, got", f.utxosLimit)
+		return nil, nil, 2, true
+	}
+	raiseProcs()
+	log, err := f.logger(stderr)
+	if err == nil {
+		err = checkListen(f.listen, f.allowRemote)
+	}
+	if err == nil {
+		p, err = params.ByName(f.network)
+	}
+	if err == nil {
+		err = f.follow.check(p, false)
+	}
+	if err != nil {
+		return nil, nil, fail(stderr, "serve", 2, err), true
+	}
+	return log, p, 0, false
+}
+
+// listenAPI builds the API server over n and binds --listen.
+func (f *serveFlags) listenAPI(n *node.Node, token string, fw *serveFollower, log *slog.Logger) (*api.Server, *http.Server, net.Listener, error) {
+	var sizeOnDisk func() int64
+	if f.datadir != "" {
+		dir := f.datadir
+		sizeOnDisk = func() int64 { return dirSize(dir) }
+	}
+	cfg := api.Config{Chain: n.Chain(), Params: n.Params(), Token: token, Log: log, SizeOnDisk: sizeOnDisk, UTXOLimit: f.utxosLimit, Follow: fw.health()}
+	if ix := n.Index(); ix != nil {
+		cfg.Index = ix // else the address routes scan the coin set
+	}
+	if sp := n.SilentPayments(); sp != nil {
+		cfg.SilentPayments = sp // else the tweak routes answer 501
+	}
+	hub := events.New(events.Config{Chain: n.Chain(), Log: log}) // GET /v1/events
+	n.Chain().SetObserver(hub)
+	cfg.Events = hub
+	srv, err := api.New(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(hub.Close) // ends the event streams: Shutdown need not wait for them
+	return srv, hs, ln, nil
+}
+
+// shutdown stops the server in order: no new requests, the running ones
+// finished (or cut after --shutdown-timeout), the follower's last block,
+// the block in flight, the flush, the store closed. It returns code, or 1
+// when the flush fails.
+func (f *serveFlags) shutdown(hs *http.Server, srv *api.Server, fw *serveFollower, closeNode func(), log *slog.Logger, code int) int {
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
@@ -227,7 +245,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		log.Error("flush", "err", err)
 		code = 1
 	}
-	closeOnce()
+	closeNode()
 	log.Info("stopped")
 	return code
 }

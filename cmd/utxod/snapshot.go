@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"utxod/backends"
+	"utxod/chainstate"
+	"utxod/internal/progress"
+	"utxod/node"
 	"utxod/params"
 	"utxod/snapshot"
 	"utxod/utxo"
@@ -113,93 +113,113 @@ type dumpResult struct {
 	NChainTx     *uint64   `json:"nchaintx,omitempty"`
 }
 
+// dumpFlags are the flags of utxod snapshot dump.
+type dumpFlags struct {
+	commonFlags
+	out          string
+	asJSON       bool
+	startProfile func() (stop func(), err error)
+}
+
+func (f *dumpFlags) register(fs *flag.FlagSet) {
+	f.commonFlags.register(fs)
+	fs.StringVar(&f.out, "o", "", "output file, which must not exist (\"-\": standard output); written as FILE.incomplete and renamed when complete")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON (Core's dumptxoutset field names)")
+	f.startProfile = profileFlags(fs)
+}
+
 func cmdSnapshotDump(args []string, stdout, stderr io.Writer) int {
+	var f dumpFlags
+	log, code, done := f.parse(args, stdout, stderr)
+	if done {
+		return code
+	}
+	stopProfile, err := f.startProfile()
+	if err != nil {
+		return fail(stderr, "snapshot dump", 2, err)
+	}
+	defer stopProfile()
+	n, err := f.openNode(context.Background(), log)
+	if err != nil {
+		return fail(stderr, "snapshot dump", 1, err)
+	}
+	defer n.Close()
+	res, err := f.dump(n.Chain(), n.Params(), log, stdout)
+	if err != nil {
+		return fail(stderr, "snapshot dump", 1, err)
+	}
+	if f.out == "-" {
+		return 0
+	}
+	if f.asJSON {
+		return printJSON(res, "snapshot", stdout, stderr)
+	}
+	fmt.Fprintf(stdout, "coins_written      %d\nbase_hash          %s\nbase_height        %d\npath               %s\n", res.CoinsWritten, res.BaseHash, res.BaseHeight, res.Path)
+	return 0
+}
+
+// parse parses and checks the flags and returns the logger; done says the
+// command ends with code (--help, a usage error, an existing -o).
+func (f *dumpFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Logger, code int, done bool) {
 	fs := flag.NewFlagSet("snapshot dump", flag.ContinueOnError)
-	var c commonFlags
-	c.register(fs)
-	out := fs.String("o", "", "output file, which must not exist (\"-\": standard output); written as FILE.incomplete and renamed when complete")
-	asJSON := fs.Bool("json", false, "print the result as JSON (Core's dumptxoutset field names)")
-	startProfile := profileFlags(fs)
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: utxod snapshot dump --datadir D [--backend B] [--network N] -o FILE [--json]\n\nWrites the UTXO set at the datadir's tip in Core's snapshot format.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if pos, code, done := parseArgs(fs, args, false, stdout, stderr); done {
-		return code
+		return nil, code, true
 	} else if len(pos) != 0 {
 		fmt.Fprintf(stderr, "utxod snapshot dump: unexpected argument %q (see utxod snapshot dump --help)\n", pos[0])
-		return 2
+		return nil, 2, true
 	}
-	if c.datadir == "" || *out == "" {
+	if f.datadir == "" || f.out == "" {
 		fmt.Fprintln(stderr, "utxod snapshot dump: --datadir and -o are required (see utxod snapshot dump --help)")
-		return 2
+		return nil, 2, true
 	}
-	if err := c.check(); err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot dump:", err)
-		return 2
+	if err := f.check(); err != nil {
+		return nil, fail(stderr, "snapshot dump", 2, err), true
 	}
-	if *out != "-" {
+	if f.out != "-" {
 		// Core's dumptxoutset refuses an existing path too.
-		if _, err := os.Stat(*out); err == nil {
-			fmt.Fprintf(stderr, "utxod snapshot dump: %s already exists; move it out of the way first\n", *out)
-			return 1
+		if _, err := os.Stat(f.out); err == nil {
+			fmt.Fprintf(stderr, "utxod snapshot dump: %s already exists; move it out of the way first\n", f.out)
+			return nil, 1, true
 		}
 	}
-	log, err := c.logger(stderr)
+	log, err := f.logger(stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot dump:", err)
-		return 2
+		return nil, fail(stderr, "snapshot dump", 2, err), true
 	}
-	p, err := params.ByName(c.network)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot dump:", err)
-		return 2
-	}
-	stopProfile, err := startProfile()
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot dump:", err)
-		return 2
-	}
-	defer stopProfile()
-	cs, closeStore, err := c.openChainstate(log)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot dump:", err)
-		return 1
-	}
-	defer closeStore()
+	return log, 0, false
+}
+
+// dump writes the coins of cs at its tip to -o (or stdout for "-").
+func (f *dumpFlags) dump(cs *chainstate.Chainstate, p *params.Params, log *slog.Logger, stdout io.Writer) (dumpResult, error) {
 	snap, err := cs.SnapshotCoins()
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot dump:", err)
-		return 1
+		return dumpResult{}, err
 	}
 	defer snap.Close()
 	base, height := snap.Stats.BestBlock, int32(snap.Stats.Height)
 	meta := snapshot.Metadata{MessageStart: p.Magic, BaseHash: base, Coins: snap.Stats.TxOuts}
 	start := time.Now()
 	var n uint64
-	if *out == "-" {
+	if f.out == "-" {
 		n, err = snapshot.Dump(stdout, meta, snap.Scanner)
 	} else {
-		n, err = dumpToFile(*out, meta, snap.Scanner)
+		n, err = dumpToFile(f.out, meta, snap.Scanner)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot dump:", err)
-		return 1
+		return dumpResult{}, err
 	}
 	log.Info("snapshot written", "coins", n, "seconds", time.Since(start).Seconds(),
 		"coins_per_s", int(float64(n)/max(time.Since(start).Seconds(), 1e-9)))
-	res := dumpResult{CoinsWritten: n, BaseHash: base, BaseHeight: height, Path: *out}
+	res := dumpResult{CoinsWritten: n, BaseHash: base, BaseHeight: height, Path: f.out}
 	if e, ok := p.AssumeUTXOForBlockHash(base); ok {
 		res.NChainTx = &e.ChainTxCount
 	}
-	if *out == "-" {
-		return 0
-	}
-	if *asJSON {
-		return printJSON(res, "snapshot", stdout, stderr)
-	}
-	fmt.Fprintf(stdout, "coins_written      %d\nbase_hash          %s\nbase_height        %d\npath               %s\n", res.CoinsWritten, res.BaseHash, res.BaseHeight, res.Path)
-	return 0
+	return res, nil
 }
 
 // dumpToFile writes the snapshot to path via path.incomplete, synced and
@@ -334,7 +354,7 @@ func (f *snapshotFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	fs.DurationVar(&f.progress, "progress", 10*time.Second, "interval of progress log lines when stderr is not a terminal (0: off)")
+	fs.DurationVar(&f.progress, "progress", progress.DefaultEvery, "interval of progress log lines when stderr is not a terminal (0: off)")
 }
 
 func (f *snapshotFlags) logger(w io.Writer) (*slog.Logger, error) {
@@ -342,62 +362,12 @@ func (f *snapshotFlags) logger(w io.Writer) (*slog.Logger, error) {
 	return c.logger(w)
 }
 
-// coinProgress shows the coins read: a bar on a terminal, log lines
-// otherwise.
-type coinProgress struct {
-	bar     *progressbar.ProgressBar
-	log     *slog.Logger
-	what    string
-	every   time.Duration
-	start   time.Time
-	lastLog time.Time
+// meter is the progress meter of the coins read (verify, load).
+func (f *snapshotFlags) meter(what string, stderr io.Writer, log *slog.Logger) *progress.Meter {
+	return progress.New(progress.Config{What: what, Unit: "coins", Every: f.progress, Out: stderr, Log: log})
 }
 
-func newCoinProgress(w io.Writer, what string, every time.Duration, log *slog.Logger) *coinProgress {
-	p := &coinProgress{log: log, what: what, every: every, start: time.Now(), lastLog: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionSetWidth(30), progressbar.OptionShowIts(), progressbar.OptionSetItsString("coins"))
-	}
-	return p
-}
-
-func (p *coinProgress) update(done, total uint64) {
-	if p.bar != nil {
-		if p.bar.GetMax64() != int64(total) {
-			p.bar.ChangeMax64(int64(total))
-		}
-		_ = p.bar.Set64(int64(done))
-		return
-	}
-	if p.every <= 0 || time.Since(p.lastLog) < p.every {
-		return
-	}
-	p.lastLog = time.Now()
-	el := time.Since(p.start).Seconds()
-	rate := float64(done) / el
-	eta := time.Duration(0)
-	if rate > 0 && total > done {
-		eta = (time.Duration(float64(total-done)/rate) * time.Second).Round(time.Second)
-	}
-	p.log.Info(p.what+" progress", "coins", done, "of", total, "percent", fmt.Sprintf("%.1f", 100*float64(done)/float64(max(total, 1))),
-		"coins_per_s", int(rate), "eta", eta.String())
-}
-
-func (p *coinProgress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		fmt.Fprintln(os.Stderr)
-	}
-}
-
-func cmdSnapshotVerify(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("snapshot verify", flag.ContinueOnError)
-	var f snapshotFlags
-	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot verify FILE [--network N] [--expect-hash H] [--height H] [--json]
+const verifyUsage = `Usage: utxod snapshot verify FILE [--network N] [--expect-hash H] [--height H] [--json]
 
 Reads FILE strictly, as Core's loadtxoutset does (same checks, same
 messages), builds nothing, and prints the network, base block, coin count,
@@ -406,7 +376,14 @@ content hash matches the assumeutxo table entry of the base (or
 --expect-hash), 1 when it does not, when the base is in no table and no
 --expect-hash is given, or when the file is bad.
 
-Flags:`)
+Flags:`
+
+func cmdSnapshotVerify(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("snapshot verify", flag.ContinueOnError)
+	var f snapshotFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), verifyUsage)
 		fs.PrintDefaults()
 	}
 	files, code, done := parseArgs(fs, args, true, stdout, stderr)
@@ -419,27 +396,30 @@ Flags:`)
 	}
 	log, err := f.logger(stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot verify:", err)
-		return 2
+		return fail(stderr, "snapshot verify", 2, err)
 	}
-	node, err := snapshotNetwork(f.network)
+	network, err := snapshotNetwork(f.network)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot verify:", err)
-		return 2
+		return fail(stderr, "snapshot verify", 2, err)
 	}
 	file, err := os.Open(files[0])
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot verify:", err)
-		return 1
+		return fail(stderr, "snapshot verify", 1, err)
 	}
 	defer file.Close()
-	pr := newCoinProgress(stderr, "verify", f.progress, log)
-	sum, err := snapshot.Verify(file, snapshot.VerifyOptions{Network: node, Height: int32(f.height), Progress: pr.update})
-	pr.finish()
+	pr := f.meter("verify", stderr, log)
+	sum, err := snapshot.Verify(file, snapshot.VerifyOptions{Network: network, Height: int32(f.height), Progress: pr.Report})
+	pr.Finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "utxod snapshot verify: %s: %v\n", files[0], err)
 		return 1
 	}
+	return f.verdict(files[0], sum, stdout, stderr)
+}
+
+// verdict prints the summary of the file at name and returns the exit
+// status: 0 when its content hash matches the table or --expect-hash.
+func (f *snapshotFlags) verdict(name string, sum *snapshot.Summary, stdout, stderr io.Writer) int {
 	j := newSummaryJSON(sum, f.expectHash.h)
 	if f.asJSON {
 		if code := printJSON(j, "snapshot", stdout, stderr); code != 0 {
@@ -450,28 +430,29 @@ Flags:`)
 	}
 	switch {
 	case j.Matches == nil:
-		fmt.Fprintf(stderr, "utxod snapshot verify: %s: assumeutxo block hash in snapshot metadata not recognized (hash: %s); give --expect-hash to check the content hash\n", files[0], sum.Metadata.BaseHash)
+		fmt.Fprintf(stderr, "utxod snapshot verify: %s: assumeutxo block hash in snapshot metadata not recognized (hash: %s); give --expect-hash to check the content hash\n", name, sum.Metadata.BaseHash)
 		return 1
 	case !*j.Matches:
-		fmt.Fprintf(stderr, "utxod snapshot verify: %s: Bad snapshot content hash: expected %s, got %s\n", files[0], j.Expected, sum.HashSerialized3)
+		fmt.Fprintf(stderr, "utxod snapshot verify: %s: Bad snapshot content hash: expected %s, got %s\n", name, j.Expected, sum.HashSerialized3)
 		return 1
 	}
 	return 0
 }
 
-func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("snapshot load", flag.ContinueOnError)
-	var f snapshotFlags
-	f.register(fs)
-	datadir := fs.String("datadir", "", "the new data directory (must not exist or be empty)")
-	backend := fs.String("backend", defaultBackend, "store: pebble, rocksdb or bbolt")
-	cacheMB := fs.Int("cache-mb", defaultCacheMB, "store cache budget in MiB (a quarter of it is the store's block cache)")
-	var headers listFlag
-	fs.Var(&headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
-	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
-	startProfile := profileFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE]... [--height H] [--json]
+// loadFlags are the flags of utxod snapshot load, and its file.
+type loadFlags struct {
+	snapshotFlags
+	datadir      string
+	backend      string
+	cacheMB      int
+	headers      listFlag
+	xorKey       string
+	startProfile func() (stop func(), err error)
+	file         string
+	key          []byte // --xor-key decoded
+}
+
+const loadUsage = `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE]... [--height H] [--json]
 
 Builds a new datadir at the snapshot's base block: the coins, the
 statistics with MuHash, the tip. The file is checked as Core's
@@ -484,104 +465,48 @@ base and blocks from base+1 connect with full validation; without, the
 state answers lookups and digests and refuses blocks until it is reloaded
 with the headers.
 
-Flags:`)
-		fs.PrintDefaults()
-	}
-	files, code, done := parseArgs(fs, args, true, stdout, stderr)
+Flags:`
+
+func (f *loadFlags) register(fs *flag.FlagSet) {
+	f.snapshotFlags.register(fs)
+	fs.StringVar(&f.datadir, "datadir", "", "the new data directory (must not exist or be empty)")
+	fs.StringVar(&f.backend, "backend", defaultBackend, "store: pebble, rocksdb or bbolt")
+	fs.IntVar(&f.cacheMB, "cache-mb", defaultCacheMB, "store cache budget in MiB (a quarter of it is the store's block cache)")
+	fs.Var(&f.headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
+	fs.StringVar(&f.xorKey, "xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
+	f.startProfile = profileFlags(fs)
+}
+
+func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f loadFlags
+	log, network, code, done := f.parse(args, stdout, stderr)
 	if done {
 		return code
 	}
-	if len(files) != 1 || *datadir == "" {
-		fmt.Fprintln(stderr, "utxod snapshot load: want one FILE and --datadir (see utxod snapshot load --help)")
-		return 2
-	}
-	if err := backends.Available(*backend); err != nil {
-		fmt.Fprintf(stderr, "utxod snapshot load: --backend %s: %v\n", *backend, err)
-		return 2
-	}
-	if *cacheMB < 0 {
-		fmt.Fprintf(stderr, "utxod snapshot load: --cache-mb: must not be negative, got %d\n", *cacheMB)
-		return 2
-	}
-	log, err := f.logger(stderr)
+	stopProfile, err := f.startProfile()
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot load:", err)
-		return 2
-	}
-	node, err := snapshotNetwork(f.network)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot load:", err)
-		return 2
-	}
-	key, err := hex.DecodeString(*xorKey)
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot load: --xor-key:", err)
-		return 2
-	}
-	stopProfile, err := startProfile()
-	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot load:", err)
-		return 2
+		return fail(stderr, "snapshot load", 2, err)
 	}
 	defer stopProfile()
-	file, err := os.Open(files[0])
+	file, err := os.Open(f.file)
 	if err != nil {
-		fmt.Fprintln(stderr, "utxod snapshot load:", err)
-		return 1
+		return fail(stderr, "snapshot load", 1, err)
 	}
 	defer file.Close()
-	var hs *snapshot.HeaderSet
-	if len(headers) > 0 {
-		// The headers' network is the snapshot's: read its metadata first.
-		net := node
-		if net == nil {
-			_, n, err := snapshot.ReadMetadata(file, nil)
-			if err != nil {
-				fmt.Fprintf(stderr, "utxod snapshot load: %s: %v\n", files[0], err)
-				return 1
-			}
-			net = n
-			if _, err := file.Seek(0, io.SeekStart); err != nil {
-				fmt.Fprintln(stderr, "utxod snapshot load:", err)
-				return 1
-			}
-		}
-		hs = snapshot.NewHeaderSet(net)
-		for _, name := range headers {
-			hf, err := os.Open(name)
-			if err != nil {
-				fmt.Fprintln(stderr, "utxod snapshot load:", err)
-				return 1
-			}
-			err = hs.Read(wire.NewXORReader(hf, key))
-			hf.Close()
-			if err != nil {
-				fmt.Fprintf(stderr, "utxod snapshot load: %s: %v\n", name, err)
-				return 1
-			}
-		}
-		log.Info("headers read", "headers", hs.Len())
-	}
-	pr := newCoinProgress(stderr, "load", f.progress, log)
-	start := time.Now()
-	sum, err := snapshot.Load(ctx, file, snapshot.LoadConfig{
-		Network: node, ExpectHash: f.expectHash.h, Headers: hs, Height: int32(f.height),
-		Backend: *backend, Datadir: *datadir,
-		KVOptions: backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Logger: log.With("store", *backend)},
-		Progress:  pr.update, Log: log,
-	})
-	pr.finish()
+	hs, err := f.readHeaders(file, network, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "utxod snapshot load: %s: %v\n", files[0], err)
+		return fail(stderr, "snapshot load", 1, err)
+	}
+	sum, err := f.load(ctx, file, network, hs, log, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "utxod snapshot load: %s: %v\n", f.file, err)
 		if errors.Is(err, snapshot.ErrBaseUnknown) {
 			fmt.Fprintln(stderr, "utxod snapshot load: for a chain the assumeutxo table lacks (regtest, a private chain) give the expected hash_serialized_3 with --expect-hash")
 		}
 		return 1
 	}
-	el := time.Since(start).Seconds()
-	log.Info("snapshot load done", "coins", sum.Stats.TxOuts, "seconds", el, "coins_per_s", int(float64(sum.Stats.TxOuts)/max(el, 1e-9)))
 	j := newSummaryJSON(sum, f.expectHash.h)
-	j.Datadir = *datadir
+	j.Datadir = f.datadir
 	if f.asJSON {
 		return printJSON(j, "snapshot", stdout, stderr)
 	}
@@ -591,6 +516,99 @@ Flags:`)
 	} else {
 		fmt.Fprintf(stdout, "headers            genesis to the base (%d); blocks from %d on connect with full validation\n", sum.Stats.Height, sum.Stats.Height+1)
 	}
-	fmt.Fprintf(stdout, "datadir            %s (%s)\n", *datadir, *backend)
+	fmt.Fprintf(stdout, "datadir            %s (%s)\n", f.datadir, f.backend)
 	return 0
+}
+
+// parse parses and checks the flags and returns the logger and the
+// --network (nil: the snapshot's); done says the command ends with code
+// (--help, a usage error).
+func (f *loadFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Logger, network *params.Params, code int, done bool) {
+	fs := flag.NewFlagSet("snapshot load", flag.ContinueOnError)
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), loadUsage)
+		fs.PrintDefaults()
+	}
+	files, code, done := parseArgs(fs, args, true, stdout, stderr)
+	if done {
+		return nil, nil, code, true
+	}
+	if len(files) != 1 || f.datadir == "" {
+		fmt.Fprintln(stderr, "utxod snapshot load: want one FILE and --datadir (see utxod snapshot load --help)")
+		return nil, nil, 2, true
+	}
+	f.file = files[0]
+	if err := backends.Available(f.backend); err != nil {
+		fmt.Fprintf(stderr, "utxod snapshot load: --backend %s: %v\n", f.backend, err)
+		return nil, nil, 2, true
+	}
+	if f.cacheMB < 0 {
+		fmt.Fprintf(stderr, "utxod snapshot load: --cache-mb: must not be negative, got %d\n", f.cacheMB)
+		return nil, nil, 2, true
+	}
+	log, err := f.logger(stderr)
+	if err == nil {
+		network, err = snapshotNetwork(f.network)
+	}
+	if err == nil {
+		if f.key, err = hex.DecodeString(f.xorKey); err != nil {
+			err = fmt.Errorf("--xor-key: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, nil, fail(stderr, "snapshot load", 2, err), true
+	}
+	return log, network, 0, false
+}
+
+// readHeaders reads the --headers files (nil without any) on the
+// snapshot's network: network, or the one file's metadata names.
+func (f *loadFlags) readHeaders(file io.ReadSeeker, network *params.Params, log *slog.Logger) (*snapshot.HeaderSet, error) {
+	if len(f.headers) == 0 {
+		return nil, nil
+	}
+	if network == nil {
+		_, n, err := snapshot.ReadMetadata(file, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.file, err)
+		}
+		network = n
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	hs := snapshot.NewHeaderSet(network)
+	for _, name := range f.headers {
+		hf, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		err = hs.Read(wire.NewXORReader(hf, f.key))
+		hf.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	log.Info("headers read", "headers", hs.Len())
+	return hs, nil
+}
+
+// load builds the datadir from file.
+func (f *loadFlags) load(ctx context.Context, file io.Reader, network *params.Params, hs *snapshot.HeaderSet, log *slog.Logger, stderr io.Writer) (*snapshot.Summary, error) {
+	pr := f.meter("load", stderr, log)
+	start := time.Now()
+	sum, err := snapshot.Load(ctx, file, snapshot.LoadConfig{
+		Network: network, ExpectHash: f.expectHash.h, Headers: hs, Height: int32(f.height),
+		Backend: f.backend, Datadir: f.datadir,
+		KVOptions: node.BackendOptions(f.backend, int64(f.cacheMB)<<20, log),
+		Progress:  pr.Report, Log: log,
+	})
+	pr.Finish()
+	if err != nil {
+		return nil, err
+	}
+	el := time.Since(start).Seconds()
+	log.Info("snapshot load done", "coins", sum.Stats.TxOuts, "seconds", el, "coins_per_s", int(float64(sum.Stats.TxOuts)/max(el, 1e-9)))
+	return sum, nil
 }

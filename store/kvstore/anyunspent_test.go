@@ -21,7 +21,7 @@ func TestAnyUnspentMatchesCoin(t *testing.T) {
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
-			s := New(openKV(t, name, dir), 1) // a budget of one byte: every flush empties the cache
+			s := openStore(t, openKV(t, name, dir), Options{CacheBytes: 1}) // a budget of one byte: every flush empties the cache
 			defer s.Close()
 			if err := s.Connect(wire.Hash{1}, d); err != nil {
 				t.Fatal(err)

@@ -25,16 +25,12 @@ func TestBatchSizeBoundsBatch(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), name)
 				kv := openKV(t, name, dir)
 				defer kv.Close()
-				s := New(kv, 64<<20)
-				defer s.Close()
+				opts := Options{CacheBytes: 64 << 20}
 				if files {
-					if err := s.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.UseUndoFiles(filepath.Join(dir, "undo")); err != nil {
-						t.Fatal(err)
-					}
+					opts.BlocksDir, opts.UndoDir = filepath.Join(dir, "blocks"), filepath.Join(dir, "undo")
 				}
+				s := openStore(t, kv, opts)
+				defer s.Close()
 				var st store.Stats
 				st.SetTip(0, wire.Hash{0xee})
 				if err := s.SetGenesis(wire.Hash{0xee}, &st); err != nil {

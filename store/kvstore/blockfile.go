@@ -280,11 +280,9 @@ func (f *blockFiles) close() error {
 	return errors.Join(errs...)
 }
 
-// UseBlockFiles keeps raw blocks in flat files under dir (created if
-// absent) instead of the KV, from now on; blocks already in the KV stay
-// readable. Call it before use, and again on every later open of a datadir
-// whose blocks went to files (their locations are useless without them).
-func (s *Store) UseBlockFiles(dir string) error {
+// useBlockFiles keeps raw blocks in flat files under dir (created if
+// absent) instead of the KV (Options.BlocksDir).
+func (s *Store) useBlockFiles(dir string) error {
 	f, err := s.openLocated(dir, "blk", prefixBlockLoc)
 	if err != nil {
 		return err

@@ -27,10 +27,7 @@ func TestBlockFileFullDiskKeepsBlock(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			kv := openKV(t, name, dir)
-			s := New(kv, 64<<20)
-			if err := s.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
-				t.Fatal(err)
-			}
+			s := openStore(t, kv, Options{CacheBytes: 64 << 20, BlocksDir: filepath.Join(dir, "blocks")})
 			s.bf.writeAt = func(*os.File, []byte, int64) (int, error) {
 				return 0, &os.PathError{Op: "write", Path: "blk00000.dat", Err: syscall.ENOSPC}
 			}
@@ -70,11 +67,8 @@ func TestBlockFileFullDiskKeepsBlock(t *testing.T) {
 			}
 			kv = openKV(t, name, dir)
 			defer kv.Close()
-			s = New(kv, 64<<20)
+			s = openStore(t, kv, Options{CacheBytes: 64 << 20, BlocksDir: filepath.Join(dir, "blocks")})
 			defer s.Close()
-			if err := s.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
-				t.Fatal(err)
-			}
 			check("reopened")
 			if err := s.DeleteBlock(full); err != nil {
 				t.Fatal(err)

@@ -43,7 +43,7 @@ type coinCache struct {
 	// had none when the cache started and nothing was evicted since), so a
 	// miss means the txid has no unspent output and the store is not read,
 	// as Core's cache does not read the database for outputs it created
-	// (FRESH entries, coins.cpp). Set by Store.TrustCacheMisses; a reset
+	// (FRESH entries, coins.cpp). Set by Options.TrustCacheMisses; a reset
 	// clears it for good.
 	complete bool
 	// txs is the change in the number of txids with an unspent output

@@ -59,7 +59,7 @@ func BenchmarkScanCoins(b *testing.B) {
 			}
 			kv = open()
 			defer kv.Close()
-			st := New(kv, 1<<20)
+			st := openStore(b, kv, Options{CacheBytes: 1 << 20})
 			src := storeSource{st}
 			for _, mode := range []string{"walk", "script", "scripthash"} {
 				for _, arm := range []string{"seq", "par"} {

@@ -163,7 +163,7 @@ func TestScanParallelStores(t *testing.T) {
 			kv := openKV(t, name, t.TempDir())
 			defer kv.Close()
 			needle := fillCoins(t, kv, n)
-			src := storeSource{New(kv, 1<<20)}
+			src := storeSource{openStore(t, kv, Options{CacheBytes: 1 << 20})}
 			var coins []utxo.Entry
 			if _, err := src.ScanCoins(func(e utxo.Entry) error {
 				e.Script = bytes.Clone(e.Script)

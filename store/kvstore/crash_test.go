@@ -59,16 +59,15 @@ func TestCrashChild(t *testing.T) {
 	kv.Close()
 }
 
-// reopenStore is New(kv, 32 KiB), with the block files of dir if a fast
+// reopenStore is a store over kv with a 32 KiB cache, with the block files of dir if a fast
 // child created them (as utxod uses DATADIR/blocks whenever it exists).
 func reopenStore(t *testing.T, dir string, kv backends.KV) *Store {
 	t.Helper()
-	st := New(kv, 32<<10)
+	opts := Options{CacheBytes: 32 << 10}
 	if _, err := os.Stat(filepath.Join(dir, "blocks")); err == nil {
-		if err := st.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
-			t.Fatal(err)
-		}
+		opts.BlocksDir = filepath.Join(dir, "blocks")
 	}
+	st := openStore(t, kv, opts)
 	return st
 }
 

@@ -44,7 +44,7 @@ const unwritten = ^uint64(0)
 //
 // Batches are written with backends.Sync by default (ordering and
 // durability then do not rest on any store's NoSync semantics; see the bbolt
-// package's caveat), or NoSync when Store.SetEarlySync says so (the flush's
+// package's caveat), or NoSync when Options.UnsyncedEarlyWrites says so (the flush's
 // synced write makes them durable before the tip that references them),
 // after the same free-space check as a flush. The first failure stops the writer:
 // later batches are skipped, their data stays pending in the Store, and
@@ -56,7 +56,7 @@ const unwritten = ^uint64(0)
 type earlyWriter struct {
 	kv      backends.KV
 	minFree uint64
-	mode    backends.SyncMode // of every batch (Store.SetEarlySync)
+	mode    backends.SyncMode // of every batch (Options.UnsyncedEarlyWrites)
 
 	cur      *backends.Batch
 	curGen   uint64

@@ -59,7 +59,7 @@ func TestKVStoreEarlyWrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			fk := &failKV{KV: openKV(t, name, dir)}
-			st := New(fk, 1<<30) // no flush for the coins' sake
+			st := openStore(t, fk, Options{CacheBytes: 1 << 30}) // no flush for the coins' sake
 			cs := newMainnet(t, st)
 			const bound = 4 * (8<<10 + 4<<10) // filling, one queued, one writing, each overshooting by up to a block's data; one batch of slack
 			for h, raw := range blocks[:1201] {
@@ -115,7 +115,7 @@ func TestKVStoreEarlyWrites(t *testing.T) {
 
 			kv := openKV(t, name, dir)
 			defer kv.Close()
-			st = New(kv, 1<<30)
+			st = openStore(t, kv, Options{CacheBytes: 1 << 30})
 			cs = newMainnet(t, st)
 			if got, want := infoJSON(t, cs), infoJSON(t, mem); got != want {
 				t.Fatalf("reopened:\n%s\nwant\n%s", got, want)

@@ -32,23 +32,14 @@ func (c *countingKV) Get(key []byte) ([]byte, error) {
 	return c.KV.Get(key)
 }
 
-// fastStore is New(kv, budget) with the fast path: block files under
+// fastStore is a store over kv with the fast path: block files under
 // dir/blocks, trusted cache misses and, except on bbolt, unsynced early
 // batches.
 func fastStore(t *testing.T, name, dir string, kv backends.KV, budget int64) (*Store, bool) {
 	t.Helper()
-	s := New(kv, budget)
-	if name != "bbolt" {
-		s.SetEarlySync(backends.NoSync)
-	}
-	if err := s.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
-		t.Fatal(err)
-	}
-	on, err := s.TrustCacheMisses()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, on
+	s := openStore(t, kv, Options{CacheBytes: budget, UnsyncedEarlyWrites: name != "bbolt",
+		BlocksDir: filepath.Join(dir, "blocks"), TrustCacheMisses: true})
+	return s, s.CacheMissesTrusted()
 }
 
 // TestFastPathSameOnEveryStore replays a generated chain with reorgs with
@@ -187,10 +178,7 @@ func TestEarlySyncModes(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			kv := &modeKV{KV: openKV(t, "pebble", filepath.Join(t.TempDir(), "pebble"))}
 			defer kv.Close()
-			s := New(kv, 64<<20)
-			if mode == backends.NoSync {
-				s.SetEarlySync(backends.NoSync)
-			}
+			s := openStore(t, kv, Options{CacheBytes: 64 << 20, UnsyncedEarlyWrites: mode == backends.NoSync})
 			raw := bytes.Repeat([]byte{1}, earlyBatchBytes+1)
 			var h [32]byte
 			h[0] = 1
@@ -242,7 +230,7 @@ func (m *modeKV) Sync() error {
 func TestConnectCounting(t *testing.T) {
 	kv := openKV(t, "pebble", filepath.Join(t.TempDir(), "pebble"))
 	defer kv.Close()
-	s := New(kv, 64<<20)
+	s := openStore(t, kv, Options{CacheBytes: 64 << 20})
 	coin := func(tx byte, vout uint32) utxo.Entry {
 		return utxo.Entry{Outpoint: utxo.Outpoint{Hash: wire.Hash{tx}, Index: vout}, Coin: utxo.Coin{Value: 1, Height: 1, Script: []byte{0x51}}}
 	}

@@ -39,8 +39,8 @@ type Index interface {
 	Flushed()
 }
 
-// AddIndex registers ix. Call it before use.
-func (s *Store) AddIndex(ix Index) error {
+// addIndex registers ix (Options.Indexes).
+func (s *Store) addIndex(ix Index) error {
 	p := ix.Prefix()
 	if bytes.IndexByte(ownPrefixes, p) >= 0 {
 		return fmt.Errorf("kvstore: index prefix %q is the store's own", p)
@@ -82,8 +82,15 @@ type BatchSizer interface {
 // applyIndexes gives every index a block's delta; tip is the block the
 // coin set ends at afterwards.
 func (s *Store) applyIndexes(block, tip wire.Hash, d *utxo.Delta, connect bool) error {
+	defer func() { s.noted = notedBlock{} }()
 	for _, ix := range s.indexes {
-		if err := ix.Apply(block, d, connect); err != nil {
+		var err error
+		if bx, ok := ix.(BlockIndex); ok && connect {
+			err = s.connectBlockIndex(bx, block, d)
+		} else {
+			err = ix.Apply(block, d, connect)
+		}
+		if err != nil {
 			return fmt.Errorf("kvstore: index %q: %w", ix.Prefix(), err)
 		}
 		if t, ok := ix.(TipIndex); ok {

@@ -122,14 +122,11 @@ func TestIndexInFlushBatch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			fk := &failKV{KV: openKV(t, name, dir)}
-			st := New(fk, 64<<10)
 			ix := newOutpointIndex()
-			if err := st.AddIndex(ix); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.AddIndex(newOutpointIndex()); err == nil {
+			if _, err := Open(fk, Options{Indexes: []Index{ix, newOutpointIndex()}}); err == nil {
 				t.Fatal("a second index with prefix 'x' was accepted")
 			}
+			st := openStore(t, fk, Options{CacheBytes: 64 << 10, Indexes: []Index{ix}})
 			cs := newChainstate(t, params.RegTest(), st)
 			third := len(blocks) / 3
 			for i, raw := range blocks {
@@ -153,10 +150,7 @@ func TestIndexInFlushBatch(t *testing.T) {
 
 			kv := openKV(t, name, dir)
 			defer kv.Close()
-			st = New(kv, 64<<10)
-			if err := st.AddIndex(newOutpointIndex()); err != nil {
-				t.Fatal(err)
-			}
+			st = openStore(t, kv, Options{CacheBytes: 64 << 10, Indexes: []Index{newOutpointIndex()}})
 			cs = newChainstate(t, params.RegTest(), st)
 			if got := infoJSON(t, cs); got != want {
 				t.Fatalf("reopened:\n%s\nwant\n%s", got, want)
@@ -167,12 +161,11 @@ func TestIndexInFlushBatch(t *testing.T) {
 	}
 }
 
-// TestAddIndexRefusesOwnPrefixes: an index cannot write into the schema's
+// TestOpenRefusesIndexOwnPrefixes: an index cannot write into the schema's
 // key ranges.
-func TestAddIndexRefusesOwnPrefixes(t *testing.T) {
-	st := New(nullKV{}, 1<<20)
+func TestOpenRefusesIndexOwnPrefixes(t *testing.T) {
 	for _, p := range ownPrefixes {
-		if err := st.AddIndex(nopIndex(p)); err == nil {
+		if _, err := Open(nullKV{}, Options{Indexes: []Index{nopIndex(p)}}); err == nil {
 			t.Fatalf("prefix %q accepted", p)
 		}
 	}

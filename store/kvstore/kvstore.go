@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"utxod/backends"
-	"utxod/internal/diskspace"
 	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
@@ -29,20 +28,20 @@ type Store struct {
 	rmu     sync.Mutex
 	kv      backends.KV
 	budget  int64
-	minFree uint64 // pre-flush free-space margin (SetMinFree)
+	minFree uint64 // pre-flush free-space margin (Options.MinFreeBytes)
 	coins   coinCache
 	// undo and blocks: data not yet durable (nil = delete at the next
 	// flush); puts are written early by w and forgotten once written.
 	undo   map[wire.Hash]pendingData
 	blocks map[wire.Hash]pendingData
 	held   int64 // bytes of the puts in undo and blocks
-	// bf, when set, holds new raw blocks (UseBlockFiles); locs are their
+	// bf, when set, holds new raw blocks (Options.BlocksDir); locs are their
 	// locations (nil: delete) for the next flush, which syncs bf first.
 	// Like the pending maps, locs changes only under the chainstate's
 	// write lock and is read under its read lock.
 	bf   *blockFiles
 	locs map[wire.Hash][]byte
-	// uf, when set, holds new undo records (UseUndoFiles); undoLocs are
+	// uf, when set, holds new undo records (Options.UndoDir); undoLocs are
 	// their locations for the next flush, as locs for blocks.
 	uf       *blockFiles
 	undoLocs map[wire.Hash][]byte
@@ -59,36 +58,18 @@ type Store struct {
 	// one in the batch).
 	index   []validate.IndexEntry
 	indexes []Index
+	// noted is the block the next Connect applies (NoteBlock).
+	noted notedBlock
 }
 
 var _ store.Store = (*Store)(nil)
 
-// DefaultCacheBytes is the coins cache budget New gives for 0 (utxod's
-// --cache-mb default): Core's default -dbcache.
-const DefaultCacheBytes = 450 << 20
-
-// New wraps kv with a coins cache of budget bytes (0: DefaultCacheBytes).
-// The caller keeps ownership of kv: Close closes the store's cache, not kv.
-func New(kv backends.KV, budget int64) *Store {
-	if budget <= 0 {
-		budget = DefaultCacheBytes
-	}
-	return &Store{kv: kv, budget: budget, coins: newCoinCache(kv),
-		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData), locs: make(map[wire.Hash][]byte), undoLocs: make(map[wire.Hash][]byte),
-		w: newEarlyWriter(kv, diskspace.DefaultMinFreeBytes), minFree: diskspace.DefaultMinFreeBytes}
-}
-
-// SetMinFree sets the free space every flush leaves on the store's
-// filesystem beyond what it writes (default 50 MiB, Core's; 0 turns the
-// pre-flush check off). Call it before use.
-func (s *Store) SetMinFree(bytes uint64) { s.minFree, s.w.minFree = bytes, bytes }
-
-// TrustCacheMisses lets the coins cache answer misses without reading the
-// store while the cache holds every coin record of the store: it reports
-// whether that is so now (the store holds no coin record; call it on a new
-// Store, before use). It stays so until a flush over budget empties the
+// trustCacheMisses lets the coins cache answer misses without reading the
+// store while the cache holds every coin record of the store
+// (Options.TrustCacheMisses): it reports whether that is so now (the store
+// holds no coin record). It stays so until a flush over budget empties the
 // cache; then misses read the store again.
-func (s *Store) TrustCacheMisses() (bool, error) {
+func (s *Store) trustCacheMisses() (bool, error) {
 	if s.coins.entries.len() > 0 {
 		return false, nil
 	}
@@ -103,15 +84,6 @@ func (s *Store) TrustCacheMisses() (bool, error) {
 	s.coins.complete = !found
 	return !found, nil
 }
-
-// SetEarlySync sets the durability of the early writer's batches (default
-// backends.Sync). With NoSync they are durable once the next flush's synced
-// batch is (the KV contract: a Sync write makes every earlier write
-// durable), as Core syncs its block and undo files only in
-// FlushStateToDisk. Only for stores whose unsynced writes cannot corrupt
-// what is already durable (pebble and RocksDB: write-ahead logs; not
-// bbolt). Call it before use.
-func (s *Store) SetEarlySync(mode backends.SyncMode) { s.w.mode = mode }
 
 // Coin implements utxo.View. The script aliases the cached record, which
 // is never modified in place (updates build a new record).

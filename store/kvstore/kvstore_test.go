@@ -35,12 +35,22 @@ func newChainstate(t testing.TB, p *params.Params, st store.Store) *chainstate.C
 	return cs
 }
 
+// openStore is Open(kv, opts), failing t on an error.
+func openStore(t testing.TB, kv backends.KV, opts Options) *Store {
+	t.Helper()
+	s, err := Open(kv, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func newMainnet(t testing.TB, st store.Store) *chainstate.Chainstate {
 	return newChainstate(t, params.MainNet(), st)
 }
 
 func newMainnetKV(t testing.TB, kv backends.KV, budget int64) *chainstate.Chainstate {
-	return newMainnet(t, New(kv, budget))
+	return newMainnet(t, openStore(t, kv, Options{CacheBytes: budget}))
 }
 
 // TestKVStoreMainnet connects mainnet 0–14131 on every store with a small
@@ -145,7 +155,7 @@ func TestKVStoreWrongNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := params.RegTest()
-	_, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: New(kv, 1<<20)})
+	_, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: openStore(t, kv, Options{CacheBytes: 1 << 20})})
 	if !errors.Is(err, chainstate.ErrWrongNetwork) {
 		t.Fatalf("got %v", err)
 	}

@@ -36,7 +36,7 @@ func TestReorgsSameOnEveryStore(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			kv := openKV(t, name, dir)
-			cs := newChainstate(t, params.RegTest(), New(kv, 64<<10))
+			cs := newChainstate(t, params.RegTest(), openStore(t, kv, Options{CacheBytes: 64 << 10}))
 			for _, raw := range blocks {
 				if _, err := cs.ProcessBlock(raw); err != nil {
 					t.Fatal(err)
@@ -52,7 +52,7 @@ func TestReorgsSameOnEveryStore(t *testing.T) {
 			kv.Close()
 			kv = openKV(t, name, dir)
 			defer kv.Close()
-			cs = newChainstate(t, params.RegTest(), New(kv, 64<<10))
+			cs = newChainstate(t, params.RegTest(), openStore(t, kv, Options{CacheBytes: 64 << 10}))
 			if got := infoJSON(t, cs); got != want {
 				t.Fatalf("%s after reopen:\n%s\nmemory:\n%s", name, got, want)
 			}

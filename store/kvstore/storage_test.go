@@ -76,7 +76,7 @@ func TestKVStoreArenaCompaction(t *testing.T) {
 	kv2 := openKV(t, "pebble", filepath.Join(t.TempDir(), "r"))
 	defer kv2.Close()
 	p := params.RegTest()
-	cs2, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: New(kv2, 1<<30)})
+	cs2, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: openStore(t, kv2, Options{CacheBytes: 1 << 30})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func BenchmarkCacheFootprint(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			p, blocks := load()
 			for b.Loop() {
-				st := New(nullKV{}, 1<<40)
+				st := openStore(b, nullKV{}, Options{CacheBytes: 1 << 40})
 				cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, script.NewEngine(), nil), Store: st})
 				if err != nil {
 					b.Fatal(err)

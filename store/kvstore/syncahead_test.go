@@ -31,14 +31,8 @@ func TestSyncAhead(t *testing.T) {
 			t.Run(name+map[bool]string{false: "", true: "/failing"}[failing], func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), name)
 				open := func() *Store {
-					st := New(openKV(t, name, dir), 1<<30)
-					if err := st.UseBlockFiles(filepath.Join(dir, "blocks")); err != nil {
-						t.Fatal(err)
-					}
-					if err := st.UseUndoFiles(filepath.Join(dir, "undo")); err != nil {
-						t.Fatal(err)
-					}
-					return st
+					return openStore(t, openKV(t, name, dir), Options{CacheBytes: 1 << 30,
+						BlocksDir: filepath.Join(dir, "blocks"), UndoDir: filepath.Join(dir, "undo")})
 				}
 				st := open()
 				cs := newMainnet(t, st)

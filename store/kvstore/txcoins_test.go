@@ -41,7 +41,7 @@ func TestAppendTxCoinsArenaMatchesCoin(t *testing.T) {
 	}
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
-			s := New(openKV(t, name, filepath.Join(t.TempDir(), name)), 1) // every flush empties the cache
+			s := openStore(t, openKV(t, name, filepath.Join(t.TempDir(), name)), Options{CacheBytes: 1}) // every flush empties the cache
 			defer s.Close()
 			if err := s.Connect(wire.Hash{1}, &d); err != nil {
 				t.Fatal(err)

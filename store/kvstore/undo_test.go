@@ -27,7 +27,7 @@ func TestUndoReadsCreatedCoins(t *testing.T) {
 	for _, name := range storeNames {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
-			s := New(openKV(t, name, dir), 1)
+			s := openStore(t, openKV(t, name, dir), Options{CacheBytes: 1})
 			defer s.Close()
 			blk := wire.Hash{7}
 			if err := s.Connect(blk, d); err != nil {

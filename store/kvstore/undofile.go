@@ -11,7 +11,7 @@ import (
 	"utxod/wire"
 )
 
-// Undo records in flat files (Store.UseUndoFiles): as Core appends each
+// Undo records in flat files (Options.UndoDir): as Core appends each
 // block's undo data to its rev files instead of its database, an undo record
 // is appended once to revNNNNN.dat beside the block files, and the KV keeps
 // only its location (prefixUndoLoc), written by the flush after the files
@@ -34,15 +34,13 @@ var (
 	// record.
 	errBadUndoFile = errors.New("bytes are not the undo record (damaged rev file)")
 	// errNoUndoFiles reports a record stored in a rev file of a store
-	// opened without UseUndoFiles.
+	// opened without Options.UndoDir.
 	errNoUndoFiles = errors.New("the undo record is in a rev file, and the store was opened without them")
 )
 
-// UseUndoFiles keeps undo records in flat files under dir (rev00000.dat, …;
-// dir is the block files' directory) instead of the KV, from now on;
-// records already in the KV stay readable. Call it before use, and again
-// on every later open of a datadir whose undo records went to files.
-func (s *Store) UseUndoFiles(dir string) error {
+// useUndoFiles keeps undo records in flat files under dir (rev00000.dat, …)
+// instead of the KV (Options.UndoDir).
+func (s *Store) useUndoFiles(dir string) error {
 	f, err := s.openLocated(dir, "rev", prefixUndoLoc)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"utxod/wire"
 )
 
-// TestUndoFiles: with UseUndoFiles, undo records go to rev files and the
+// TestUndoFiles: with Options.UndoDir, undo records go to rev files and the
 // store keeps only their locations; they read back pending, after the
 // flush and after a reopen; a disconnect forgets them (durably after its
 // flush); a damaged record is an error, as is a store reopened without the
@@ -37,10 +37,7 @@ func TestUndoFiles(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			undoDir := filepath.Join(dir, "undo")
 			kv := openKV(t, name, dir)
-			s := New(kv, 64<<20)
-			if err := s.UseUndoFiles(undoDir); err != nil {
-				t.Fatal(err)
-			}
+			s := openStore(t, kv, Options{CacheBytes: 64 << 20, UndoDir: undoDir})
 			var g store.Stats
 			g.SetTip(0, wire.Hash{0xee})
 			if err := s.SetGenesis(wire.Hash{0xee}, &g); err != nil {
@@ -90,13 +87,12 @@ func TestUndoFiles(t *testing.T) {
 			kv.Close()
 
 			kv = openKV(t, name, dir)
-			s = New(kv, 64<<20)
+			s = openStore(t, kv, Options{CacheBytes: 64 << 20})
 			if _, err := s.Undo(hash(0)); !errors.Is(err, errNoUndoFiles) {
 				t.Fatalf("a store opened without its rev files, a record in them: %v, want errNoUndoFiles", err)
 			}
-			if err := s.UseUndoFiles(undoDir); err != nil {
-				t.Fatal(err)
-			}
+			s.Close()
+			s = openStore(t, kv, Options{CacheBytes: 64 << 20, UndoDir: undoDir})
 			if _, err := s.Load(); err != nil {
 				t.Fatal(err)
 			}

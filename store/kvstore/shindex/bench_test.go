@@ -15,7 +15,6 @@ import (
 	"utxod/bench"
 	"utxod/scripthash"
 	"utxod/store"
-	"utxod/store/kvstore"
 	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/wire"
@@ -66,7 +65,7 @@ func synthCoins(n int) (coins []utxo.Entry, needle []byte) {
 // writeCoins writes coins as the store's coin set at a tip of height 1.
 func writeCoins(b *testing.B, kv backends.KV, coins []utxo.Entry) {
 	b.Helper()
-	st := kvstore.New(kv, 1<<40)
+	st := openStore(b, kv, 1<<40)
 	defer st.Close()
 	tip := wire.Hash{0x77}
 	stats := store.Stats{Height: 1, BestBlock: tip, TxOuts: uint64(len(coins)), BogoSize: 100 * uint64(len(coins))}

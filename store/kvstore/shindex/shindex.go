@@ -127,8 +127,8 @@ const (
 // B-tree node (nodes run between half and full).
 const pendEntryBytes = 2 * (keyLen + 16)
 
-// Index is the scripthash index of a store: a kvstore.Index (register it
-// with AddIndex before the chainstate opens the store) and a
+// Index is the scripthash index of a store: a kvstore.Index (give it to
+// kvstore.Open in Options.Indexes) and a
 // scripthash.Index.
 type Index struct {
 	kv backends.KV

@@ -56,6 +56,17 @@ func newChainstate(t testing.TB, st store.Store) *chainstate.Chainstate {
 	return cs
 }
 
+// openStore opens a store over kv with a coins cache of budget bytes and
+// the indexes ixs.
+func openStore(t testing.TB, kv backends.KV, budget int64, ixs ...kvstore.Index) *kvstore.Store {
+	t.Helper()
+	st, err := kvstore.Open(kv, kvstore.Options{CacheBytes: budget, Indexes: ixs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // wantRows is the index the coins of sc call for, built independently of
 // the index's code paths: full key → value.
 func wantRows(t *testing.T, scan func(func(utxo.Entry) error) error) map[string][]byte {
@@ -196,14 +207,11 @@ func TestIndexFollowsCoins(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			fk := &failKV{KV: testchain.OpenKV(t, name, dir)}
-			st := kvstore.New(fk, 64<<10)
 			ix, err := Create(fk, params.RegTest().GenesisHash)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.AddIndex(ix); err != nil {
-				t.Fatal(err)
-			}
+			st := openStore(t, fk, 64<<10, ix)
 			cs := newChainstate(t, st)
 			third := len(blocks) / 3
 			for i, raw := range blocks {
@@ -242,10 +250,7 @@ func TestIndexFollowsCoins(t *testing.T) {
 			if ix.Tip() != tip {
 				t.Fatalf("reopened at %+v, want %+v", ix.Tip(), tip)
 			}
-			st = kvstore.New(kv, 64<<10)
-			if err := st.AddIndex(ix); err != nil {
-				t.Fatal(err)
-			}
+			st = openStore(t, kv, 64<<10, ix)
 			cs = newChainstate(t, st)
 			checkLookups(t, ix, cs)
 			if _, err := Verify(context.Background(), kv, nil); err != nil {
@@ -312,7 +317,7 @@ func TestBuildDrop(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			fk := &failKV{KV: testchain.OpenKV(t, name, dir)}
 			defer fk.KV.Close()
-			st := kvstore.New(fk, 1<<20)
+			st := openStore(t, fk, 1<<20)
 			cs := newChainstate(t, st)
 			for i, raw := range blocks[:half] {
 				if _, err := cs.ProcessBlock(raw); err != nil {
@@ -369,10 +374,7 @@ func TestBuildDrop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st = kvstore.New(fk, 1<<20)
-			if err := st.AddIndex(ix); err != nil {
-				t.Fatal(err)
-			}
+			st = openStore(t, fk, 1<<20, ix)
 			cs = newChainstate(t, st)
 			for i, raw := range blocks[half : len(blocks)-10] {
 				if _, err := cs.ProcessBlock(raw); err != nil {
@@ -400,7 +402,7 @@ func TestBuildDrop(t *testing.T) {
 			if _, err := Build(context.Background(), fk, nil); err != nil {
 				t.Fatal(err)
 			}
-			st = kvstore.New(fk, 1<<20)
+			st = openStore(t, fk, 1<<20)
 			cs = newChainstate(t, st)
 			for _, raw := range blocks[len(blocks)-10:] {
 				if _, err := cs.ProcessBlock(raw); err != nil {
@@ -468,7 +470,7 @@ func conformanceIndex(t *testing.T, name, mode string, coins []utxo.Entry, tip s
 		baseTip.Hash = wire.Hash{0x01}
 	}
 	baseTip.TxOuts = uint64(len(base))
-	st := kvstore.New(kv, 1<<30)
+	st := openStore(t, kv, 1<<30)
 	stats := store.Stats{Height: baseTip.Height, BestBlock: baseTip.Hash, TxOuts: baseTip.TxOuts, BogoSize: 100 * baseTip.TxOuts}
 	if err := st.SetGenesis(baseTip.Hash, &stats); err != nil {
 		t.Fatal(err)
@@ -493,11 +495,8 @@ func conformanceIndex(t *testing.T, name, mode string, coins []utxo.Entry, tip s
 		}
 		return ix
 	}
-	st = kvstore.New(kv, 1<<30)
+	st = openStore(t, kv, 1<<30, ix)
 	t.Cleanup(func() { st.Close() })
-	if err := st.AddIndex(ix); err != nil {
-		t.Fatal(err)
-	}
 	if err := st.Connect(wire.Hash{0x02}, &utxo.Delta{Spent: spent, Created: append(b1, passing...)}); err != nil {
 		t.Fatal(err)
 	}
@@ -527,14 +526,11 @@ func TestBatchSizeBounds(t *testing.T) {
 	blocks := testchain.Generated(t, chaingen.ProfileModern, 160, 0)
 	kv := testchain.OpenKV(t, "pebble", t.TempDir())
 	defer kv.Close()
-	st := kvstore.New(kv, 1<<30)
 	ix, err := Create(kv, params.RegTest().GenesisHash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AddIndex(ix); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, kv, 1<<30, ix)
 	cs := newChainstate(t, st)
 	for i, raw := range blocks {
 		if _, err := cs.ProcessBlock(raw); err != nil {
