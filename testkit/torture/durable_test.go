@@ -208,6 +208,17 @@ func durableTorture(t *testing.T, bin string, c *Corpus, store string, nKills in
 				}
 			}
 		}(rng.Uint64())
+		// Some answers first (up to 8 blocks, fewer near the corpus's end),
+		// then a random delay.
+		for want, deadline := min(1+rng.IntN(8), n-next), time.Now().Add(30*time.Second); time.Now().Before(deadline); {
+			mu.Lock()
+			got := len(acks)
+			mu.Unlock()
+			if got >= want || t.Failed() {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
 		time.Sleep(time.Duration(rng.Int64N(40*postDur.Load() + 1)))
 		if t.Failed() {
 			t.FailNow()
