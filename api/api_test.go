@@ -424,7 +424,7 @@ func (p panicChain) Coins([]utxo.Outpoint) ([]bool, []utxo.Coin, chainstate.Bloc
 func (p panicChain) Info(string) (utxo.ChainstateInfo, error) {
 	return utxo.ChainstateInfo{}, p.fail
 }
-func (p panicChain) Submit(context.Context, []byte) (chainstate.Result, error) {
+func (p panicChain) SubmitWith(context.Context, []byte, chainstate.SubmitOptions) (chainstate.Result, error) {
 	return chainstate.Result{}, p.fail
 }
 

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -35,30 +36,47 @@ type BlockResult struct {
 	Hash   string `json:"hash" example:"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048"`
 	Height int32  `json:"height" example:"1"`
 	Status string `json:"status" enums:"connected,side-branch,orphan,duplicate" example:"connected"`
+	// FlushedHeight is the height of the tip of the chain state on disk
+	// (the last flush's, recorded once its synced batch returned) when the
+	// answer was made: a crash reopens the node there.
+	FlushedHeight int32 `json:"flushed_height" example:"1"`
+	// FlushedHash is the hash of that tip.
+	FlushedHash string `json:"flushed_hash" example:"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048"`
+	// Durable: the block is on the active chain at or below the flushed
+	// tip, so it survives a crash. When false, a crash loses it until it is
+	// submitted again; ask ?durable=1 (or Prefer: durable) for an answer
+	// given only after a flush.
+	Durable bool `json:"durable" example:"true"`
 }
 
 // handlePostBlock godoc
 //
 //	@Summary		Submit a block
-//	@Description	Validates the block fully and connects it when it extends the most-work chain. The body is the raw serialized block (application/octet-stream) or its hex (text/plain, whitespace ignored). Blocks are processed one at a time; concurrent submissions queue. Orphans (parent unknown) are held and connected when the parent arrives.
+//	@Description	Validates the block fully and connects it when it extends the most-work chain. The body is the raw serialized block (application/octet-stream) or its hex (text/plain, whitespace ignored). Blocks are processed one at a time; concurrent submissions queue. Orphans (parent unknown) are held and connected when the parent arrives. The chain state reaches the disk at flushes (the coins cache full, shutdown, serve --follow's --follow-flush): the answer's flushed_height and durable say whether a crash now would lose the block. With durable=1 (or the header Prefer: durable, answered with Preference-Applied: durable) a connected or duplicate block is flushed before the answer, which then says durable: true; concurrent durable submissions share flushes. A failed flush answers its problem (503 disk-full) with the block still connected.
 //	@Tags			blocks
 //	@Accept			octet-stream
 //	@Accept			plain
 //	@Produce		json
 //	@Security		BearerAuth
 //	@Param			block	body		string	true	"raw block or its hex"
+//	@Param			durable	query		boolean	false	"answer only once the block is on disk (1 or true)"
 //	@Success		200		{object}	BlockResult
-//	@Failure		400		{object}	Problem	"empty, malformed hex or unparseable block"
+//	@Failure		400		{object}	Problem	"empty, malformed hex or unparseable block, or a durable that is not a boolean"
 //	@Failure		401		{object}	Problem	"missing or wrong bearer token"
 //	@Failure		413		{object}	Problem	"body above the consensus maximum block size"
 //	@Failure		409		{object}	Problem	"need-headers: the chainstate was loaded from a UTXO snapshot without the headers to its base"
 //	@Failure		415		{object}	Problem	"unsupported Content-Type"
 //	@Failure		422		{object}	Problem	"invalid block; reason is Bitcoin Core's reject reason"
-//	@Failure		503		{object}	Problem	"shutting down or orphan pool full"
+//	@Failure		503		{object}	Problem	"shutting down, orphan pool full, or disk full"
 //	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
 //	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
 //	@Router			/v1/blocks [post]
 func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
+	durable, ok := durableRequest(r)
+	if !ok {
+		writeProblem(w, http.StatusBadRequest, "bad-durable", "durable must be 1, true, 0 or false")
+		return
+	}
 	isHex := false
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -114,14 +132,38 @@ func (s *Server) handlePostBlock(w http.ResponseWriter, r *http.Request) {
 	// The node takes one block at a time; the request's context ends the
 	// wait if the client goes away.
 	start := time.Now()
-	res, err := s.chain.Submit(r.Context(), raw)
+	res, err := s.chain.SubmitWith(r.Context(), raw, chainstate.SubmitOptions{Durable: durable})
 	if err != nil {
 		s.blockError(w, raw, err)
 		return
 	}
 	s.metrics.blocks.WithLabelValues(string(res.Status)).Inc()
-	s.log.Debug("block processed", "hash", res.Hash, "height", res.Height, "status", res.Status, "seconds", time.Since(start).Seconds())
-	writeJSON(w, http.StatusOK, BlockResult{Hash: res.Hash.String(), Height: res.Height, Status: string(res.Status)})
+	s.log.Debug("block processed", "hash", res.Hash, "height", res.Height, "status", res.Status, "durable", res.Durable, "seconds", time.Since(start).Seconds())
+	if durable && r.URL.Query().Get("durable") == "" {
+		w.Header().Set("Preference-Applied", "durable")
+	}
+	writeJSON(w, http.StatusOK, BlockResult{Hash: res.Hash.String(), Height: res.Height, Status: string(res.Status),
+		FlushedHeight: res.Flushed.Height, FlushedHash: res.Flushed.Hash.String(), Durable: res.Durable})
+}
+
+// durableRequest reads a submission's wish for a durable answer: the query
+// parameter durable (a boolean; it wins over the header) or the RFC 7240
+// preference "Prefer: durable". ok is false for a malformed parameter.
+func durableRequest(r *http.Request) (durable, ok bool) {
+	if q := r.URL.Query(); q.Has("durable") {
+		v, err := strconv.ParseBool(q.Get("durable"))
+		return v, err == nil
+	}
+	for _, h := range r.Header.Values("Prefer") {
+		for _, pref := range strings.Split(h, ",") {
+			name, _, _ := strings.Cut(pref, ";")
+			name, _, _ = strings.Cut(name, "=")
+			if strings.EqualFold(strings.TrimSpace(name), "durable") {
+				return true, true
+			}
+		}
+	}
+	return false, true
 }
 
 func tooLargeDetail(isHex bool) string {
@@ -309,19 +351,30 @@ func (s *Server) handleGetBlock(w http.ResponseWriter, r *http.Request) {
 
 // handleTip godoc
 //
-//	@Summary	Active chain tip
-//	@Tags		blocks
-//	@Produce	json
-//	@Success	200	{object}	BlockInfo
+//	@Summary		Active chain tip
+//	@Description	The tip's block-index entry, and the tip of the state on disk (flushed_height, flushed_hash), where a crash reopens the node.
+//	@Tags			blocks
+//	@Produce		json
+//	@Success		200	{object}	TipInfo
 //	@Param			at	query	string	false	"answer only while this block is the active tip: 409 otherwise"
 //	@Header			all	{string}	X-Utxod-Tip-Hash	"the active tip the answer was computed at"
 //	@Header			all	{integer}	X-Utxod-Tip-Height	"that tip's height"
 //	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
-//	@Router		/v1/tip [get]
+//	@Router			/v1/tip [get]
 func (s *Server) handleTip(w http.ResponseWriter, r *http.Request) {
-	tip := s.chain.Tip()
+	tip, f := s.chain.Tip(), s.chain.Flushed()
 	answeredAtBlock(r, tip)
-	writeJSON(w, http.StatusOK, blockInfo(tip))
+	writeJSON(w, http.StatusOK, TipInfo{BlockInfo: blockInfo(tip), FlushedHeight: f.Height, FlushedHash: f.Hash.String()})
+}
+
+// TipInfo is the /v1/tip answer: the tip's BlockInfo and the flushed tip.
+type TipInfo struct {
+	BlockInfo
+	// FlushedHeight is the height of the tip of the chain state on disk
+	// (the last flush's): a crash reopens the node there.
+	FlushedHeight int32 `json:"flushed_height" example:"1"`
+	// FlushedHash is the hash of that tip.
+	FlushedHash string `json:"flushed_hash" example:"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048"`
 }
 
 // handleBlockAtHeight godoc

@@ -24,7 +24,7 @@ func TestHealthFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := do(t, s2, "GET", "/healthz", nil)
-	if got := strings.Join(jsonKeys(t, rec.Body.Bytes()), ","); got != "status,height,tip,in_sync,follow" {
+	if got := strings.Join(jsonKeys(t, rec.Body.Bytes()), ","); got != "status,height,tip,flushed_height,flushed_hash,in_sync,follow" {
 		t.Fatalf("keys %s", got)
 	}
 	var got Health
@@ -42,7 +42,7 @@ type queueChain struct {
 	err error
 }
 
-func (q queueChain) Submit(context.Context, []byte) (chainstate.Result, error) {
+func (q queueChain) SubmitWith(context.Context, []byte, chainstate.SubmitOptions) (chainstate.Result, error) {
 	return chainstate.Result{Height: -1}, q.err
 }
 

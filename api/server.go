@@ -31,11 +31,14 @@ import (
 // hold ended, so handlers hold no lock on chain data and Tip and AtHeight
 // never wait for a block being connected.
 type Chain interface {
-	// Submit processes a block behind the node's one submission slot,
+	// SubmitWith processes a block behind the node's one submission slot,
 	// shared with the other producers of the process (a follower); it
 	// returns ctx's error if ctx ends while queued and
-	// chainstate.ErrClosed after Close.
-	Submit(ctx context.Context, raw []byte) (chainstate.Result, error)
+	// chainstate.ErrClosed after Close. The result says how durable it is
+	// (Flushed, Durable); opts.Durable flushes first when needed.
+	SubmitWith(ctx context.Context, raw []byte, opts chainstate.SubmitOptions) (chainstate.Result, error)
+	// Flushed is the tip of the state on disk, where a crash reopens.
+	Flushed() chainstate.FlushedTip
 	// Close stops taking blocks, waits for the one in flight and flushes.
 	Close() error
 	Info(hashType string) (utxo.ChainstateInfo, error)
@@ -264,6 +267,13 @@ type Health struct {
 	Status string `json:"status" example:"ok"`
 	Height int32  `json:"height" example:"14131"`
 	Tip    string `json:"tip" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
+	// FlushedHeight is the height of the tip of the chain state on disk
+	// (the last flush's): a crash reopens the node there, and blocks
+	// acknowledged above it must be submitted again (serve --follow
+	// fetches them again by itself).
+	FlushedHeight int32 `json:"flushed_height" example:"14131"`
+	// FlushedHash is the hash of that tip.
+	FlushedHash string `json:"flushed_hash" example:"00000000b3e750f37fdb42e1018799a9f44b546d393b130b369590a072430a1c"`
 	// InSync is present when the node follows a source (serve --follow):
 	// whether its tip is the source's tip as of the last poll.
 	InSync *bool `json:"in_sync,omitempty" example:"true"`
@@ -274,7 +284,7 @@ type Health struct {
 // handleHealth godoc
 //
 //	@Summary		Liveness and readiness
-//	@Description	status, height and tip of the active chain. A node following a source (serve --follow) adds in_sync (its tip is the source's as of the last poll: what a load balancer should check before sending reads) and follow (state, source height and tip, errors, the rejected block that paused following).
+//	@Description	status, height and tip of the active chain, and the tip of the state on disk (flushed_height, flushed_hash). A node following a source (serve --follow) adds in_sync (its tip is the source's as of the last poll: what a load balancer should check before sending reads) and follow (state, source height and tip, errors, the rejected block that paused following).
 //	@Tags			operations
 //	@Produce	json
 //	@Success	200	{object}	Health
@@ -289,9 +299,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusServiceUnavailable, "shutting-down", "the server is shutting down")
 		return
 	}
-	tip := s.chain.Tip()
+	tip, f := s.chain.Tip(), s.chain.Flushed()
 	answeredAt(r, tip.Hash, tip.Height)
-	h := Health{Status: "ok", Height: tip.Height, Tip: tip.Hash.String()}
+	h := Health{Status: "ok", Height: tip.Height, Tip: tip.Hash.String(), FlushedHeight: f.Height, FlushedHash: f.Hash.String()}
 	if s.follow != nil {
 		fh, inSync := s.follow()
 		h.InSync, h.Follow = &inSync, &fh

@@ -34,6 +34,11 @@ type Result struct {
 	// (for progress figures; not part of the API answer).
 	Txs    int `json:"-"`
 	Inputs int `json:"-"`
+	// Flushed and Durable (ProcessBlock, Submit; durable.go): the tip of
+	// the state on disk when the answer was made, and whether the block is
+	// on the active chain at or below it, so that it survives a crash.
+	Flushed FlushedTip `json:"-"`
+	Durable bool       `json:"-"`
 }
 
 // ErrParse wraps a block that could not be parsed.
@@ -98,6 +103,8 @@ type Chainstate struct {
 
 	observer    Observer   // SetObserver (observer.go)
 	unannounced []observed // connected, scripts pending, not announced yet
+
+	flushed flushedState // the tip on disk (durable.go)
 
 	// hash_serialized_3 cache for one tip; guarded by hs3mu because Info
 	// runs under the read lock.
@@ -223,6 +230,7 @@ func open(cfg Config) (*Chainstate, error) {
 		if err := cs.store.SetGenesis(g.Hash, &cs.stats); err != nil { // empty set: MuHash exact
 			return nil, err
 		}
+		cs.noteFlushed() // a new store reopens new: at genesis
 		return cs, nil
 	}
 	if persisted.Genesis != g.Hash {
@@ -247,6 +255,7 @@ func open(cfg Config) (*Chainstate, error) {
 	cs.stats = persisted.Stats
 	cs.stats.NoMuHash = true
 	cs.index.TakeDirty()
+	cs.noteFlushed() // what Load read is on disk
 	log.Info("chainstate loaded", "height", tip.Height, "tip", tip.Hash, "index", cs.index.Len())
 	// A heavier valid branch stored before the restart wins now (the best
 	// header may be one whose block has not arrived: headers-first).
@@ -320,6 +329,7 @@ func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 	if err == nil {
 		err = out.Err
 	}
+	cs.durabilityLocked(&out.Result)
 	return out.Result, err
 }
 
@@ -365,6 +375,7 @@ func (cs *Chainstate) flushTail() error {
 	if err := cs.store.Flush(indexEntries(cs.index.TakeDirty()), &st); err != nil {
 		return err
 	}
+	cs.noteFlushed() // only once the synced batch has returned
 	cs.log.Debug("flushed", "height", cs.chain.Tip().Height, "ms", time.Since(start).Milliseconds())
 	if cs.OnFlush != nil {
 		cs.OnFlush(time.Since(start))

@@ -32,8 +32,14 @@ func newSubmitQueue() submitQueue {
 
 // Submit processes raw as ProcessBlock does, behind the one submission
 // slot: it waits for its turn until ctx ends (returning ctx's error) and
-// refuses with ErrClosed once Close has been called.
+// refuses with ErrClosed once Close has been called. It is SubmitWith
+// without options (durable.go).
 func (cs *Chainstate) Submit(ctx context.Context, raw []byte) (Result, error) {
+	return cs.SubmitWith(ctx, raw, SubmitOptions{})
+}
+
+// submitOne is Submit's turn in the slot.
+func (cs *Chainstate) submitOne(ctx context.Context, raw []byte) (Result, error) {
 	q := &cs.submit
 	select {
 	case q.slot <- struct{}{}:

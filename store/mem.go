@@ -24,6 +24,9 @@ func NewMem() Store {
 		undo: make(map[wire.Hash]*utxo.Delta), blocks: make(map[wire.Hash][]byte)}
 }
 
+// Volatile implements Volatile: nothing survives the process.
+func (m *memStore) Volatile() {}
+
 func (m *memStore) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) { return m.set.Coin(op) }
 
 func (m *memStore) LiveOutputs(txid wire.Hash) (int, error) { return m.counts[txid], nil }

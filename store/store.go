@@ -146,3 +146,9 @@ type Store interface {
 	// store reopens at its last flushed tip); callers flush first.
 	Close() error
 }
+
+// Volatile is implemented by a store whose Flush makes nothing durable
+// (the in-memory store): after a restart it is new.
+type Volatile interface {
+	Volatile()
+}

@@ -265,6 +265,11 @@ func TestReplicas(t *testing.T) {
 		t.Logf("%s had caught up (%d) before the kill", victim.name, killedAt)
 	}
 	victim.start(t, bin)
+	// It reports where it reopened: the flushed tip, no higher than what
+	// it had connected (the follower flushes again only once caught up).
+	if f := getJSON(t, victim.base+"/healthz")["flushed_height"].(float64); f < 1000 || int(f) > max(killedAt, 1500) {
+		t.Errorf("%s killed at %d reports flushed_height %v after the restart", victim.name, killedAt, f)
+	}
 	reopened := height(victim.base)
 	t.Logf("%s killed at height %d, reopened at %d", victim.name, killedAt, reopened)
 	// Blocks keep connecting between the height read and the signal, so

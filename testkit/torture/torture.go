@@ -434,9 +434,12 @@ func (s *Server) Get(ctx context.Context, c *http.Client, path string) (Response
 
 // BlockAnswer is the JSON of a POST /v1/blocks success.
 type BlockAnswer struct {
-	Hash   string `json:"hash"`
-	Height int32  `json:"height"`
-	Status string `json:"status"`
+	Hash          string `json:"hash"`
+	Height        int32  `json:"height"`
+	Status        string `json:"status"`
+	FlushedHeight int32  `json:"flushed_height"`
+	FlushedHash   string `json:"flushed_hash"`
+	Durable       bool   `json:"durable"`
 }
 
 // StableOutpoints returns up to max outpoints created by the blocks at file
