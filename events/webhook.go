@@ -414,7 +414,9 @@ type statusError struct {
 	retryAfter time.Duration
 }
 
-func (e *statusError) Error() string { return "answered " + strconv.Itoa(e.code) + " " + http.StatusText(e.code) }
+func (e *statusError) Error() string {
+	return "answered " + strconv.Itoa(e.code) + " " + http.StatusText(e.code)
+}
 
 // post sends body once, signed now.
 func (k *hookRunner) post(ctx context.Context, body []byte, previous, cursor string) error {
