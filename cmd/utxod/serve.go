@@ -225,8 +225,7 @@ func (f *serveFlags) listenAPI(n *node.Node, token string, fw *serveFollower, lo
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wh, err := f.webhooks.start(hub, f.datadir, log) // --webhook, --webhooks
-	if err != nil {
+	if err := f.webhooks.start(hub, f.datadir, log); err != nil { // --webhook, --webhooks
 		ln.Close()
 		return nil, nil, nil, err
 	}
@@ -239,9 +238,7 @@ func (f *serveFlags) listenAPI(n *node.Node, token string, fw *serveFollower, lo
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	// Ends the webhooks (a request in flight goes again after a restart)
-	// and the event streams: Shutdown need not wait for them.
-	hs.RegisterOnShutdown(func() { wh.Close(); hub.Close() })
+	hs.RegisterOnShutdown(hub.Close) // ends the event streams: Shutdown need not wait for them
 	return srv, hs, ln, nil
 }
 
@@ -257,6 +254,9 @@ func (f *serveFlags) shutdown(hs *http.Server, srv *api.Server, fw *serveFollowe
 		_ = hs.Close()
 	}
 	fw.wait() // the follower's last block is done (ctx is over)
+	// The webhooks stop before the store closes; a request in flight goes
+	// again after a restart.
+	f.webhooks.stop()
 	// The chainstate refuses later blocks, waits for the one in flight and
 	// flushes (its flush tail).
 	if err := srv.Close(); err != nil {

@@ -26,6 +26,8 @@ type webhookFlags struct {
 	// Set by check.
 	hooks  []events.Hook
 	secret []byte
+	// running is set by start.
+	running *events.Webhooks
 }
 
 // minWebhookSecret is the shortest secret accepted, in bytes.
@@ -157,14 +159,18 @@ func readSecretFile(path string) ([]byte, error) {
 	return secret, nil
 }
 
-// start runs the hooks on hub (nil when there are none).
-func (f *webhookFlags) start(hub *events.Hub, datadir string, log *slog.Logger) (*events.Webhooks, error) {
+// start runs the hooks on hub (none: nothing).
+func (f *webhookFlags) start(hub *events.Hub, datadir string, log *slog.Logger) error {
 	if len(f.hooks) == 0 {
-		return nil, nil
+		return nil
 	}
 	w, err := events.StartWebhooks(events.WebhookConfig{Hub: hub, Dir: filepath.Join(datadir, "webhooks"), Secret: f.secret, Hooks: f.hooks, Log: log})
 	if err != nil {
-		return nil, fmt.Errorf("webhooks: %w", err)
+		return fmt.Errorf("webhooks: %w", err)
 	}
-	return w, nil
+	f.running = w
+	return nil
 }
+
+// stop ends the hooks' deliveries and saves their cursors.
+func (f *webhookFlags) stop() { f.running.Close() }
