@@ -129,12 +129,11 @@ func (s *Server) handlePostSubscription(w http.ResponseWriter, r *http.Request) 
 	if !decodeBody(w, r, maxSubscriptionBody, &req) {
 		return
 	}
-	objs, err := parseScanObjects(req.Descriptors)
+	spec, err := req.Spec()
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, "bad-descriptor", err.Error())
 		return
 	}
-	spec := events.Spec{Addresses: req.Addresses, Scripthashes: req.Scripthashes, Descriptors: objs, Outpoints: req.Outpoints, Blocks: req.Blocks}
 	f, err := events.Compile(r.Context(), spec, s.params, s.events.lim)
 	if err != nil {
 		writeEventsProblem(w, err)

@@ -27,6 +27,11 @@
 // data is still at hand (a Reset event at the fork otherwise), then
 // continues live. Any replica answers a cursor the same way.
 //
-// The package knows no HTTP: package api serves the streams as Server-Sent
+// Webhooks (StartWebhooks) deliver the same events by HTTP POST, a block's
+// batch per request, signed with HMAC-SHA256, at least once and in order
+// per hook, each hook a stream of its own resumed from a cursor it keeps in
+// a file (docs/webhooks.md).
+//
+// The package serves no HTTP: package api serves the streams as Server-Sent
 // Events and WebSocket messages.
 package events

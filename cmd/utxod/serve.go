@@ -44,7 +44,8 @@ type serveFlags struct {
 	allowRemote     bool
 	shutdownTimeout time.Duration
 	utxosLimit      int
-	follow          followFlags // --follow, --archive (follow.go)
+	follow          followFlags  // --follow, --archive (follow.go)
+	webhooks        webhookFlags // --webhook, --webhooks, --webhook-secret-file (webhooks.go)
 }
 
 const serveUsage = `Usage: utxod serve [flags]
@@ -70,6 +71,12 @@ still guards writes; put TLS in front of it).
 reports in_sync and /metrics utxod_follow_*. --archive keeps every block's
 data so that other nodes can follow this one from genesis.
 
+--webhook URL (repeatable) and --webhooks FILE POST the events of GET
+/v1/events to URLs, a block's batch per request, signed with HMAC-SHA256
+under the secret of --webhook-secret-file, at least once and in order per
+hook, retried with backoff; each hook resumes from its cursor in
+DATADIR/webhooks (docs/webhooks.md).
+
 SIGINT/SIGTERM: stop accepting, finish the requests and the block in flight,
 flush, close the store.
 
@@ -88,6 +95,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long to wait for in-flight requests at shutdown")
 	fs.IntVar(&f.utxosLimit, "utxos-limit", api.DefaultUTXOLimit, "GET /api/address/{address}/utxo answers 400 past this many outputs, as electrs' --utxos-limit (0: no limit)")
 	f.follow.register(fs)
+	f.webhooks.register(fs)
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -183,6 +191,9 @@ func (f *serveFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.L
 	if err == nil {
 		err = f.follow.check(p, false)
 	}
+	if err == nil {
+		err = f.webhooks.check(context.Background(), p, f.datadir)
+	}
 	if err != nil {
 		return nil, nil, fail(stderr, "serve", 2, err), true
 	}
@@ -214,6 +225,10 @@ func (f *serveFlags) listenAPI(n *node.Node, token string, fw *serveFollower, lo
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := f.webhooks.start(hub, f.datadir, log); err != nil { // --webhook, --webhooks
+		ln.Close()
+		return nil, nil, nil, err
+	}
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -239,6 +254,9 @@ func (f *serveFlags) shutdown(hs *http.Server, srv *api.Server, fw *serveFollowe
 		_ = hs.Close()
 	}
 	fw.wait() // the follower's last block is done (ctx is over)
+	// The webhooks stop before the store closes; a request in flight goes
+	// again after a restart.
+	f.webhooks.stop()
 	// The chainstate refuses later blocks, waits for the one in flight and
 	// flushes (its flush tail).
 	if err := srv.Close(); err != nil {
