@@ -311,7 +311,22 @@ func TestWebhookCatchUp(t *testing.T) {
 	r, other := newReceiver(t), newReceiver(t)
 	r.setDown(true)
 	startHooks(t, n, t.TempDir(), Hook{URL: r.ts.URL}, Hook{URL: other.ts.URL})
-	bs := n.mineN(100, nil)
+	// One block first, until the down hook has tried it: its stream is
+	// then live, so the next blocks can only reach it through its queue.
+	bs := n.mineN(1, nil)
+	other.wait(1)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		tried := len(r.attempts) > 0
+		r.mu.Unlock()
+		if tried {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the down hook never tried its first block")
+		}
+	}
+	bs = append(bs, n.mineN(99, nil)...)
 	// The other hook is not held back.
 	other.wait(100)
 	if n.hub.Stats().CutOff.Load() == 0 {
