@@ -25,11 +25,11 @@ utxod process may have open). With the index, address and scripthash lookups
 read their rows instead of scanning the coin set; the datadir keeps it, and
 import and serve update it in the same atomic batch as the coins.
 
-  build   write one row per unspent output, with progress. Resumable: it
-          writes synced batches marked "building" and only the last marks
-          the index complete, so an interrupted build is never used and
-          the next build continues where it stopped (or starts over if
-          blocks were connected meanwhile).
+  build   write one row per unspent output, with progress: one scan of
+          the coins sorted in bounded runs (spilled to the datadir), then
+          one ordered write. The index is marked "building" until the last
+          synced batch marks it complete, so an interrupted build is never
+          used; the next build starts over.
   drop    remove the index (its meta key first, then every row).
   verify  check that the index is exactly the one the coins call for (a
           row with the right value for every coin at the store's tip, no
@@ -69,6 +69,7 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines (0: off)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
+	startProfile := profileFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), indexUsage+"\nFlags:\n")
 		fs.PrintDefaults()
@@ -108,6 +109,11 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "utxod %s: %v\n", name, err)
 		return 1
 	}
+	stopProfile, err := startProfile()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer stopProfile()
 	if st, err := os.Stat(*datadir); err != nil || !st.IsDir() {
 		return fail(fmt.Errorf("no datadir at %s", *datadir))
 	}
@@ -135,14 +141,14 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 	}
 	switch sub {
 	case "build":
-		m, err := shindex.Build(ctx, kv, report)
+		m, err := shindex.BuildWith(ctx, kv, shindex.BuildOptions{TmpDir: *datadir}, report)
 		switch {
 		case errors.Is(err, shindex.ErrExists):
 			return fail(fmt.Errorf("%s already has a scripthash index (at height %d); utxod index drop removes it", *datadir, m.Tip.Height))
 		case errors.Is(err, shindex.ErrNoChainstate):
 			return fail(fmt.Errorf("%s has no chainstate to index (utxod import --index %s builds a new datadir with it)", *datadir, shindex.Name))
 		case ctx.Err() != nil:
-			return fail(fmt.Errorf("interrupted with %d of %d rows written; run it again to resume", m.Rows, m.Tip.TxOuts))
+			return fail(fmt.Errorf("interrupted with %d of %d rows written; run it again to start over", m.Rows, m.Tip.TxOuts))
 		case err != nil:
 			return fail(err)
 		}

@@ -21,6 +21,7 @@ import (
 	"utxod/backends"
 	"utxod/params"
 	"utxod/snapshot"
+	"utxod/store/kvstore/shindex"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -469,6 +470,7 @@ func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Write
 	var headers listFlag
 	fs.Var(&headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
+	index := fs.String("index", "", "secondary index to build in the same pass over the coins: "+shindex.Name+" (as utxod index build would)")
 	startProfile := profileFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE]... [--height H] [--json]
@@ -501,6 +503,10 @@ Flags:`)
 	}
 	if *cacheMB < 0 {
 		fmt.Fprintf(stderr, "utxod snapshot load: --cache-mb: must not be negative, got %d\n", *cacheMB)
+		return 2
+	}
+	if *index != "" && *index != shindex.Name {
+		fmt.Fprintf(stderr, "utxod snapshot load: --index %s: the one index is %s\n", *index, shindex.Name)
 		return 2
 	}
 	log, err := f.logger(stderr)
@@ -569,6 +575,7 @@ Flags:`)
 		Backend: *backend, Datadir: *datadir,
 		KVOptions: backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Logger: log.With("store", *backend)},
 		Progress:  pr.update, Log: log,
+		Index:     *index == shindex.Name,
 	})
 	pr.finish()
 	if err != nil {

@@ -225,6 +225,11 @@ type BulkTip struct {
 	Index []validate.IndexEntry
 	// Base is the snapshot-base record.
 	Base store.SnapshotBase
+	// Extra, if set, is called once the coins are written and before the
+	// final batch: it may write keys of its own to kv (a secondary index's
+	// rows, which sort before the coins) and add puts to final, the synced
+	// batch that records the tip.
+	Extra func(kv backends.KV, final *backends.Batch) error
 }
 
 // Finish writes the remaining coins, syncs, and records t in one synced
@@ -258,6 +263,12 @@ func (l *BulkLoader) Finish(t BulkTip) error {
 		return err
 	}
 	b := backends.NewBatch()
+	if t.Extra != nil {
+		if err := t.Extra(l.kv, b); err != nil {
+			l.done = true
+			return fmt.Errorf("kvstore: bulk load: %w", err)
+		}
+	}
 	for i := range t.Index {
 		b.Put(hashKey(prefixIndex, t.Index[i].Header.BlockHash()), encodeIndexEntry(nil, &t.Index[i]))
 	}
