@@ -3,11 +3,14 @@ package snapshot
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"utxod/follow"
 	"utxod/params"
 	"utxod/validate"
 	"utxod/wire"
@@ -141,4 +144,39 @@ func (s *HeaderSet) Chain(base wire.Hash, now time.Time) ([]validate.IndexEntry,
 		out = append(out, validate.IndexEntry{Header: n.Header, Status: n.Status})
 	}
 	return out, nil
+}
+
+// IsURL reports whether a --headers argument names a node's REST interface
+// (http:// or https://) rather than a file.
+func IsURL(name string) bool {
+	return strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://")
+}
+
+// Fetch adds the header chain from genesis to base, fetched from the REST
+// interface at url (bitcoind -rest, or another utxod: http://host:port)
+// with /rest/headers/<count>/<hash>.bin, 2,000 headers a request, walking
+// forward from genesis by the last header of each page (follow.Client's
+// HeaderChain: each page is checked to start where asked, chain and carry
+// its proof of work; Chain then applies every header rule). progress, if
+// set, is called after each page with the headers fetched.
+func (s *HeaderSet) Fetch(ctx context.Context, url string, base wire.Hash, progress func(fetched int)) error {
+	c, err := follow.NewClient(follow.ClientConfig{URL: url, Params: s.p})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrHeaders, err)
+	}
+	n := 0
+	err = c.HeaderChain(ctx, base, func(page []follow.Header) error {
+		for i := range page {
+			s.headers[page[i].Hash] = page[i].Header
+		}
+		n += len(page)
+		if progress != nil {
+			progress(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: from %s: %w", ErrHeaders, url, err)
+	}
+	return nil
 }

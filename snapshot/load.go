@@ -12,8 +12,8 @@ import (
 
 	"utxod/backends"
 	"utxod/params"
-	"utxod/store"
 	"utxod/scripthash"
+	"utxod/store"
 	"utxod/store/kvstore"
 	"utxod/store/kvstore/shindex"
 	"utxod/utxo"

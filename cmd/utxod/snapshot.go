@@ -468,7 +468,7 @@ func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Write
 	backend := fs.String("backend", defaultBackend, "store: pebble, rocksdb or bbolt")
 	cacheMB := fs.Int("cache-mb", defaultCacheMB, "store cache budget in MiB (a quarter of it is the store's block cache)")
 	var headers listFlag
-	fs.Var(&headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
+	fs.Var(&headers, "headers", "the header chain from genesis to the base: a file (Core block files, blk*.dat framing, or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them) or the http:// or https:// URL of a node's REST interface (bitcoind -rest, another utxod) to fetch it from; repeatable")
 	xorKey := fs.String("xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
 	index := fs.String("index", "", "secondary index to build in the same pass over the coins: "+shindex.Name+" (as utxod index build would)")
 	startProfile := profileFlags(fs)
@@ -540,20 +540,27 @@ Flags:`)
 	if len(headers) > 0 {
 		// The headers' network is the snapshot's: read its metadata first.
 		net := node
+		meta, n, err := snapshot.ReadMetadata(file, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "utxod snapshot load: %s: %v\n", files[0], err)
+			return 1
+		}
 		if net == nil {
-			_, n, err := snapshot.ReadMetadata(file, nil)
-			if err != nil {
-				fmt.Fprintf(stderr, "utxod snapshot load: %s: %v\n", files[0], err)
-				return 1
-			}
 			net = n
-			if _, err := file.Seek(0, io.SeekStart); err != nil {
-				fmt.Fprintln(stderr, "utxod snapshot load:", err)
-				return 1
-			}
+		}
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			fmt.Fprintln(stderr, "utxod snapshot load:", err)
+			return 1
 		}
 		hs = snapshot.NewHeaderSet(net)
 		for _, name := range headers {
+			if snapshot.IsURL(name) { // a node's REST interface: genesis to the base
+				if err := hs.Fetch(ctx, name, meta.BaseHash, nil); err != nil {
+					fmt.Fprintln(stderr, "utxod snapshot load:", err)
+					return 1
+				}
+				continue
+			}
 			hf, err := os.Open(name)
 			if err != nil {
 				fmt.Fprintln(stderr, "utxod snapshot load:", err)
@@ -575,7 +582,7 @@ Flags:`)
 		Backend: *backend, Datadir: *datadir,
 		KVOptions: backends.Options{CacheBytes: int64(*cacheMB) << 20 / 4, Logger: log.With("store", *backend)},
 		Progress:  pr.update, Log: log,
-		Index:     *index == shindex.Name,
+		Index: *index == shindex.Name,
 	})
 	pr.finish()
 	if err != nil {
