@@ -31,6 +31,8 @@ type LoadConfig struct {
 	ExpectHash *wire.Hash
 	// Headers, if not nil, holds the header chain from genesis to the
 	// base; the loaded chainstate can then connect blocks from base+1.
+	// Load keeps only that chain of the set (it releases the headers
+	// themselves; the set still gives the chain to another Load).
 	Headers *HeaderSet
 	// Height is the base block's height when neither the table nor the
 	// headers give it (0: unknown).
@@ -112,7 +114,7 @@ func Load(ctx context.Context, r io.Reader, cfg LoadConfig) (*Summary, error) {
 		if cfg.Headers.p.GenesisHash != net.GenesisHash {
 			return nil, fmt.Errorf("%w: headers read for %s, snapshot is %s", ErrHeaders, cfg.Headers.p.Name, net.Name)
 		}
-		if chain, err = cfg.Headers.Chain(m.BaseHash, now()); err != nil {
+		if chain, err = cfg.Headers.take(m.BaseHash, now()); err != nil {
 			return nil, err
 		}
 		height = int32(len(chain))

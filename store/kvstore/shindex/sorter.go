@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"unsafe"
 
 	"utxod/backends"
 	"utxod/utxo"
@@ -30,11 +31,14 @@ import (
 // RocksDB, full pages on bbolt), each key written once.
 
 // DefaultSortMemory is the memory a Sorter uses for its runs unless told
-// otherwise: two runs (one filling, one being sorted and spilled).
-const DefaultSortMemory = 256 << 20
+// otherwise: two runs (one filling, one being sorted and spilled). The
+// runs are mapped outside the Go heap where the system allows (they hold
+// no pointers), so they do not raise the garbage collector's target, and
+// pages a small set never reaches are never resident.
+const DefaultSortMemory = 128 << 20
 
-// sortRowBytes is a row's size in a run (in memory and in a run file):
-// the key without the prefix, then value<<1|coinbase as uint64 LE.
+// sortRowBytes is a row's size in a run (in memory, as sortRow, and in a
+// run file): the key without the prefix, then value<<1|coinbase as uint64.
 const sortRowBytes = keyLen - 1 + 8
 
 // sortRowBudget is the memory counted per row of a run: the row, its
@@ -58,8 +62,11 @@ type sortRow struct {
 }
 
 // sortRun is a run being filled: the rows without their scripthashes and
-// the scripts to hash.
+// the scripts to hash, all three in one fixed block of memory (never
+// grown: a full run is spilled).
 type sortRun struct {
+	mem     []byte
+	mapped  bool
 	rows    []sortRow
 	scripts []byte
 	ends    []uint32
@@ -92,6 +99,7 @@ type Sorter struct {
 	runs    []string
 	rows    uint64
 	closed  bool
+	all     []*sortRun // every run allocated, freed by Close
 }
 
 // NewSorter returns an empty sorter.
@@ -101,17 +109,34 @@ func NewSorter(cfg SorterConfig) *Sorter {
 	}
 	maxRows := max(minRunRows, cfg.Memory/2/sortRowBudget)
 	if cfg.Rows > 0 && cfg.Rows < uint64(maxRows) {
-		maxRows = int(cfg.Rows)
+		maxRows = max(1, int(cfg.Rows))
 	}
-	s := &Sorter{cfg: cfg, maxRows: maxRows, maxData: max(64<<10, cfg.Memory/8),
+	// Room for the scripts: the rest of the run's share, at least two of
+	// the largest scripts (Core keeps none above 10,000 bytes).
+	maxData := max(maxScriptRoom, cfg.Memory/2-maxRows*(sortRowBytes+4))
+	if cfg.Rows > 0 {
+		maxData = min(maxData, max(maxScriptRoom, int(min(cfg.Rows, uint64(maxRows)))*(sortRowBudget-sortRowBytes-4)))
+	}
+	s := &Sorter{cfg: cfg, maxRows: maxRows, maxData: maxData,
 		free: make(chan *sortRun, 1), work: make(chan *sortRun), wdone: make(chan struct{})}
 	s.cur = s.newRun()
 	go s.spiller()
 	return s
 }
 
+// maxScriptRoom is the least room for scripts a run has.
+const maxScriptRoom = 64 << 10
+
 func (s *Sorter) newRun() *sortRun {
-	return &sortRun{rows: make([]sortRow, 0, s.maxRows), ends: make([]uint32, 0, s.maxRows)}
+	rowBytes := s.maxRows * int(unsafe.Sizeof(sortRow{}))
+	endBytes := s.maxRows * 4
+	mem, mapped := allocRun(rowBytes + endBytes + s.maxData)
+	run := &sortRun{mem: mem, mapped: mapped}
+	run.rows = unsafe.Slice((*sortRow)(unsafe.Pointer(&mem[0])), s.maxRows)[:0]
+	run.ends = unsafe.Slice((*uint32)(unsafe.Pointer(&mem[rowBytes])), s.maxRows)[:0]
+	run.scripts = mem[rowBytes+endBytes : rowBytes+endBytes : len(mem)]
+	s.all = append(s.all, run)
+	return run
 }
 
 // Rows is the number of rows added so far.
@@ -128,12 +153,20 @@ func (s *Sorter) AddTx(txid wire.Hash, outs []utxo.IndexedCoin) error {
 		binary.BigEndian.PutUint32(r.k[32:], c.Height)
 		copy(r.k[36:68], txid[:])
 		binary.BigEndian.PutUint32(r.k[68:], outs[i].Index)
+		if len(c.Script) > maxScriptRoom {
+			return fmt.Errorf("shindex: sort: a script of %d bytes in %s:%d", len(c.Script), txid, outs[i].Index)
+		}
+		if len(s.cur.scripts)+len(c.Script) > cap(s.cur.scripts) {
+			if err := s.spill(); err != nil {
+				return err
+			}
+		}
 		run := s.cur
 		run.rows = append(run.rows, r)
 		run.scripts = append(run.scripts, c.Script...)
 		run.ends = append(run.ends, uint32(len(run.scripts)))
 		s.rows++
-		if len(run.rows) >= s.maxRows || len(run.scripts) >= s.maxData {
+		if len(run.rows) == cap(run.rows) {
 			if err := s.spill(); err != nil {
 				return err
 			}
@@ -243,6 +276,11 @@ func (s *Sorter) Close() error {
 		s.dir = ""
 	}
 	s.cur = nil
+	for _, run := range s.all {
+		freeRun(run.mem, run.mapped)
+		run.mem, run.rows, run.ends, run.scripts = nil, nil, nil, nil
+	}
+	s.all = nil
 	return err
 }
 
