@@ -473,7 +473,7 @@ func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Write
 	index := fs.String("index", "", "secondary index to build in the same pass over the coins: "+shindex.Name+" (as utxod index build would)")
 	startProfile := profileFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE]... [--height H] [--json]
+		fmt.Fprintln(fs.Output(), `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE|URL]... [--height H] [--index scripthash] [--json]
 
 Builds a new datadir at the snapshot's base block: the coins, the
 statistics with MuHash, the tip. The file is checked as Core's
@@ -481,10 +481,11 @@ loadtxoutset checks it (same messages) and its hash_serialized_3 must equal
 the network's assumeutxo table entry for the base, or --expect-hash for a
 chain the table lacks. The store is built in D.snapshot-loading and renamed
 to D only when complete and verified; a bad file or an interruption leaves
-nothing. With --headers the block index holds the chain from genesis to the
-base and blocks from base+1 connect with full validation; without, the
-state answers lookups and digests and refuses blocks until it is reloaded
-with the headers.
+nothing. With --headers (files, or a node's REST interface at http://host:port)
+the block index holds the chain from genesis to the base and blocks from
+base+1 connect with full validation; without, the state answers lookups and
+digests and refuses blocks until it is reloaded with the headers. With
+--index scripthash the scripthash index is built in the same pass.
 
 Flags:`)
 		fs.PrintDefaults()
