@@ -42,8 +42,8 @@ const DefaultSortMemory = 128 << 20
 const sortRowBytes = keyLen - 1 + 8
 
 // sortRowBudget is the memory counted per row of a run: the row, its
-// script's offset and a typical script.
-const sortRowBudget = sortRowBytes + 4 + 40
+// place in the order, its script's offset and a typical script.
+const sortRowBudget = sortRowBytes + 16 + 4 + 40
 
 // appendBatchBytes is the size of the batches the merge writes; minRunRows
 // the fewest rows a run holds (variables for the tests).
@@ -55,6 +55,14 @@ var (
 // sortFilePrefix names the directories a Sorter spills to; a build
 // removes those a crash left.
 const sortFilePrefix = "shindex-sort-"
+
+// sortIdx is a row's place in a run with the first 8 bytes of its key:
+// the sort moves these 16 bytes, not the 80-byte rows, and compares whole
+// keys only when the prefixes tie.
+type sortIdx struct {
+	p uint64
+	i uint32
+}
 
 type sortRow struct {
 	k rowKey // k[:32] is filled in when the run is sorted
@@ -68,6 +76,7 @@ type sortRun struct {
 	mem     []byte
 	mapped  bool
 	rows    []sortRow
+	order   []sortIdx // after sort: the rows in key order
 	scripts []byte
 	ends    []uint32
 }
@@ -113,9 +122,9 @@ func NewSorter(cfg SorterConfig) *Sorter {
 	}
 	// Room for the scripts: the rest of the run's share, at least two of
 	// the largest scripts (Core keeps none above 10,000 bytes).
-	maxData := max(maxScriptRoom, cfg.Memory/2-maxRows*(sortRowBytes+4))
+	maxData := max(maxScriptRoom, cfg.Memory/2-maxRows*(sortRowBytes+16+4))
 	if cfg.Rows > 0 {
-		maxData = min(maxData, max(maxScriptRoom, int(min(cfg.Rows, uint64(maxRows)))*(sortRowBudget-sortRowBytes-4)))
+		maxData = min(maxData, max(maxScriptRoom, int(min(cfg.Rows, uint64(maxRows)))*(sortRowBudget-sortRowBytes-16-4)))
 	}
 	s := &Sorter{cfg: cfg, maxRows: maxRows, maxData: maxData,
 		free: make(chan *sortRun, 1), work: make(chan *sortRun), wdone: make(chan struct{})}
@@ -129,12 +138,15 @@ const maxScriptRoom = 64 << 10
 
 func (s *Sorter) newRun() *sortRun {
 	rowBytes := s.maxRows * int(unsafe.Sizeof(sortRow{}))
+	orderBytes := s.maxRows * int(unsafe.Sizeof(sortIdx{}))
 	endBytes := s.maxRows * 4
-	mem, mapped := allocRun(rowBytes + endBytes + s.maxData)
+	mem, mapped := allocRun(rowBytes + orderBytes + endBytes + s.maxData)
 	run := &sortRun{mem: mem, mapped: mapped}
 	run.rows = unsafe.Slice((*sortRow)(unsafe.Pointer(&mem[0])), s.maxRows)[:0]
-	run.ends = unsafe.Slice((*uint32)(unsafe.Pointer(&mem[rowBytes])), s.maxRows)[:0]
-	run.scripts = mem[rowBytes+endBytes : rowBytes+endBytes : len(mem)]
+	run.order = unsafe.Slice((*sortIdx)(unsafe.Pointer(&mem[rowBytes])), s.maxRows)[:0]
+	run.ends = unsafe.Slice((*uint32)(unsafe.Pointer(&mem[rowBytes+orderBytes])), s.maxRows)[:0]
+	off := rowBytes + orderBytes + endBytes
+	run.scripts = mem[off:off:len(mem)]
 	s.all = append(s.all, run)
 	return run
 }
@@ -184,7 +196,7 @@ func (s *Sorter) spill() error {
 	}
 	select {
 	case s.cur = <-s.free:
-		s.cur.rows, s.cur.scripts, s.cur.ends = s.cur.rows[:0], s.cur.scripts[:0], s.cur.ends[:0]
+		s.cur.rows, s.cur.order, s.cur.scripts, s.cur.ends = s.cur.rows[:0], s.cur.order[:0], s.cur.scripts[:0], s.cur.ends[:0]
 	default:
 		s.cur = s.newRun()
 	}
@@ -214,7 +226,20 @@ func (run *sortRun) sort() {
 		copy(run.rows[i].k[:32], h[:])
 		start = end
 	}
-	slices.SortFunc(run.rows, func(a, b sortRow) int { return cmpKey(a.k, b.k) })
+	run.order = run.order[:len(run.rows)]
+	for i := range run.rows {
+		run.order[i] = sortIdx{binary.BigEndian.Uint64(run.rows[i].k[:8]), uint32(i)}
+	}
+	rows := run.rows
+	slices.SortFunc(run.order, func(a, b sortIdx) int {
+		switch {
+		case a.p < b.p:
+			return -1
+		case a.p > b.p:
+			return 1
+		}
+		return bytes.Compare(rows[a.i].k[8:], rows[b.i].k[8:])
+	})
 }
 
 func (s *Sorter) writeRun(run *sortRun) (err error) {
@@ -236,9 +261,10 @@ func (s *Sorter) writeRun(run *sortRun) (err error) {
 	s.runs = append(s.runs, name)
 	w := bufio.NewWriterSize(f, 1<<20)
 	var rec [sortRowBytes]byte
-	for i := range run.rows {
-		copy(rec[:], run.rows[i].k[:])
-		binary.LittleEndian.PutUint64(rec[keyLen-1:], run.rows[i].v)
+	for _, o := range run.order {
+		r := &run.rows[o.i]
+		copy(rec[:], r.k[:])
+		binary.LittleEndian.PutUint64(rec[keyLen-1:], r.v)
 		if _, err = w.Write(rec[:]); err != nil {
 			break
 		}
@@ -278,7 +304,7 @@ func (s *Sorter) Close() error {
 	s.cur = nil
 	for _, run := range s.all {
 		freeRun(run.mem, run.mapped)
-		run.mem, run.rows, run.ends, run.scripts = nil, nil, nil, nil
+		run.mem, run.rows, run.order, run.ends, run.scripts = nil, nil, nil, nil, nil
 	}
 	s.all = nil
 	return err
@@ -314,7 +340,7 @@ func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (
 		srcs = append(srcs, c)
 	}
 	if len(last.rows) > 0 {
-		srcs = append(srcs, &mergeSource{mem: last.rows})
+		srcs = append(srcs, &mergeSource{mem: last.rows, order: last.order})
 	}
 	h := srcs[:0:0]
 	for _, c := range srcs {
@@ -388,16 +414,17 @@ func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (
 type mergeSource struct {
 	f   *os.File
 	r   *bufio.Reader
-	mem []sortRow
-	row sortRow
+	mem   []sortRow
+	order []sortIdx
+	row   sortRow
 }
 
 func (c *mergeSource) next() (bool, error) {
 	if c.f == nil {
-		if len(c.mem) == 0 {
+		if len(c.order) == 0 {
 			return false, nil
 		}
-		c.row, c.mem = c.mem[0], c.mem[1:]
+		c.row, c.order = c.mem[c.order[0].i], c.order[1:]
 		return true, nil
 	}
 	var rec [sortRowBytes]byte
