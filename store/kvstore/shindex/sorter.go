@@ -412,8 +412,8 @@ func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (
 
 // mergeSource is a sorted run: a file or the last run in memory.
 type mergeSource struct {
-	f   *os.File
-	r   *bufio.Reader
+	f     *os.File
+	r     *bufio.Reader
 	mem   []sortRow
 	order []sortIdx
 	row   sortRow
