@@ -120,8 +120,8 @@ func NewSorter(cfg SorterConfig) *Sorter {
 	if cfg.Rows > 0 && cfg.Rows < uint64(maxRows) {
 		maxRows = max(1, int(cfg.Rows))
 	}
-	// Room for the scripts: the rest of the run's share, at least two of
-	// the largest scripts (Core keeps none above 10,000 bytes).
+	// Room for the scripts: the rest of the run's share, at least
+	// maxScriptRoom.
 	maxData := max(maxScriptRoom, cfg.Memory/2-maxRows*(sortRowBytes+16+4))
 	if cfg.Rows > 0 {
 		maxData = min(maxData, max(maxScriptRoom, int(min(cfg.Rows, uint64(maxRows)))*(sortRowBudget-sortRowBytes-16-4)))
@@ -133,8 +133,14 @@ func NewSorter(cfg SorterConfig) *Sorter {
 	return s
 }
 
-// maxScriptRoom is the least room for scripts a run has.
-const maxScriptRoom = 64 << 10
+// maxScriptRoom is the least room for scripts a run has; scripts longer
+// than bigScript are hashed as they are added (their end offset carries
+// preHashed) instead of being kept for the run's sort.
+const (
+	maxScriptRoom = 64 << 10
+	bigScript     = 4 << 10
+	preHashed     = 1 << 31
+)
 
 func (s *Sorter) newRun() *sortRun {
 	rowBytes := s.maxRows * int(unsafe.Sizeof(sortRow{}))
@@ -165,18 +171,27 @@ func (s *Sorter) AddTx(txid wire.Hash, outs []utxo.IndexedCoin) error {
 		binary.BigEndian.PutUint32(r.k[32:], c.Height)
 		copy(r.k[36:68], txid[:])
 		binary.BigEndian.PutUint32(r.k[68:], outs[i].Index)
-		if len(c.Script) > maxScriptRoom {
-			return fmt.Errorf("shindex: sort: a script of %d bytes in %s:%d", len(c.Script), txid, outs[i].Index)
+		script := c.Script
+		if len(script) > bigScript {
+			// Hashed here (rare: Core keeps no script above 10,000
+			// bytes in the set), so that any size fits a run.
+			h := sha256.Sum256(script)
+			copy(r.k[:32], h[:])
+			script = nil
 		}
-		if len(s.cur.scripts)+len(c.Script) > cap(s.cur.scripts) {
+		if len(s.cur.scripts)+len(script) > cap(s.cur.scripts) {
 			if err := s.spill(); err != nil {
 				return err
 			}
 		}
 		run := s.cur
 		run.rows = append(run.rows, r)
-		run.scripts = append(run.scripts, c.Script...)
-		run.ends = append(run.ends, uint32(len(run.scripts)))
+		run.scripts = append(run.scripts, script...)
+		end := uint32(len(run.scripts))
+		if script == nil && len(c.Script) > bigScript {
+			end |= preHashed
+		}
+		run.ends = append(run.ends, end)
 		s.rows++
 		if len(run.rows) == cap(run.rows) {
 			if err := s.spill(); err != nil {
@@ -222,6 +237,9 @@ func (run *sortRun) sort() {
 	start := uint32(0)
 	for i := range run.rows {
 		end := run.ends[i]
+		if end&preHashed != 0 {
+			continue
+		}
 		h := sha256.Sum256(run.scripts[start:end])
 		copy(run.rows[i].k[:32], h[:])
 		start = end
