@@ -151,3 +151,15 @@ SEED ?= 1
 gen-mainnet:
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
 	$(BIN)/mainnetgen --coins $(N) --seed $(SEED) --network regtest --out $(OUT)
+
+# Scale benchmark (bench/results/scale.md): a mainnet-shaped set of N coins
+# (mainnetgen, headers to 880,000) loaded with and without the scripthash
+# index, the index built afterwards, both digests and a dump, per store, each
+# step timed whole-process (wall, CPU, peak RSS) with the datadir sizes.
+# Disk: about 3× the set's datadir under SCALE_WORK. Not part of make test.
+SCALE_WORK   ?= /work/tmp-scale-bench
+SCALE_STORES ?= pebble rocksdb bbolt
+.PHONY: bench-scale
+bench-scale: build
+	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
+	BIN=$(BIN) WORK=$(SCALE_WORK) sh bench/scripts/scale-bench.sh $(N) "$(SCALE_STORES)"

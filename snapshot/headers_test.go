@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,5 +93,63 @@ func TestHeadersValidated(t *testing.T) {
 	var re *validate.RuleError
 	if !errors.Is(err, ErrHeaders) || !errors.As(err, &re) || re.Reason != "time-too-old" {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestChainMatchesBlockIndex: Chain's windowed walk gives exactly what a
+// whole validate.BlockIndex gives over the mainnet sample (seven
+// difficulty periods), with the headers in order (no hash index) and
+// shuffled (the hash index), and refuses a header whose bits break the
+// rules after the window (its bits changed).
+func TestChainMatchesBlockIndex(t *testing.T) {
+	p := params.MainNet()
+	_, blocks := mainnetBlocks(t)
+	now := time.Unix(1<<31, 0)
+	var raw []byte
+	hdrs := make([]wire.Header, 0, len(blocks))
+	for _, b := range blocks {
+		raw = append(raw, b[:wire.HeaderSize]...)
+		h, _ := wire.ParseHeader(b)
+		hdrs = append(hdrs, h)
+	}
+	base := hdrs[len(hdrs)-1].BlockHash()
+	idx := validate.NewBlockIndex(p)
+	var want []validate.IndexEntry
+	for _, h := range hdrs[1:] {
+		n, err := idx.AcceptHeader(h, now.Unix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, validate.IndexEntry{Header: n.Header, Status: n.Status})
+	}
+	shuffled := make([]byte, 0, len(raw))
+	for i := len(hdrs) - 1; i >= 0; i-- {
+		shuffled = append(shuffled, raw[i*wire.HeaderSize:(i+1)*wire.HeaderSize]...)
+	}
+	for name, file := range map[string][]byte{"in order": raw, "reversed": shuffled} {
+		hs := headerSet(t, p, file)
+		if (hs.byHash == nil) != (name == "in order") {
+			t.Fatalf("%s: hash index %v", name, hs.byHash != nil)
+		}
+		got, err := hs.Chain(base, now)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: the chain differs from the block index's", name)
+		}
+	}
+	// A header after the window whose bits were changed.
+	bad := slices.Clone(hdrs[:4033])
+	bad[4032].Bits ^= 1
+	var file []byte
+	for i := range bad {
+		if i > 0 {
+			bad[i].PrevBlock = bad[i-1].BlockHash()
+		}
+		file = bad[i].AppendTo(file)
+	}
+	if _, err := headerSet(t, p, file).Chain(bad[4032].BlockHash(), now); !errors.Is(err, ErrHeaders) {
+		t.Fatalf("bad bits at height 4032: %v", err)
 	}
 }

@@ -12,8 +12,10 @@ import (
 
 	"utxod/backends"
 	"utxod/params"
+	"utxod/scripthash"
 	"utxod/store"
 	"utxod/store/kvstore"
+	"utxod/store/kvstore/shindex"
 	"utxod/utxo"
 	"utxod/validate"
 	"utxod/wire"
@@ -29,6 +31,8 @@ type LoadConfig struct {
 	ExpectHash *wire.Hash
 	// Headers, if not nil, holds the header chain from genesis to the
 	// base; the loaded chainstate can then connect blocks from base+1.
+	// Load keeps only that chain of the set (it releases the headers
+	// themselves; the set still gives the chain to another Load).
 	Headers *HeaderSet
 	// Height is the base block's height when neither the table nor the
 	// headers give it (0: unknown).
@@ -38,6 +42,13 @@ type LoadConfig struct {
 	Backend   string
 	Datadir   string
 	KVOptions backends.Options
+	// Index asks for the scripthash index (store/kvstore/shindex) to be
+	// built in the same pass: the rows of the coins as they are written,
+	// sorted in runs of at most IndexMemory bytes (0:
+	// shindex.DefaultSortMemory) spilled to the staging directory, merged
+	// and written once the content hash is verified, complete at the base.
+	Index       bool
+	IndexMemory int
 	// Progress, if set, is called now and then with the coins read and the
 	// header's count.
 	Progress func(done, total uint64)
@@ -103,7 +114,7 @@ func Load(ctx context.Context, r io.Reader, cfg LoadConfig) (*Summary, error) {
 		if cfg.Headers.p.GenesisHash != net.GenesisHash {
 			return nil, fmt.Errorf("%w: headers read for %s, snapshot is %s", ErrHeaders, cfg.Headers.p.Name, net.Name)
 		}
-		if chain, err = cfg.Headers.Chain(m.BaseHash, now()); err != nil {
+		if chain, err = cfg.Headers.take(m.BaseHash, now()); err != nil {
 			return nil, err
 		}
 		height = int32(len(chain))
@@ -170,6 +181,11 @@ func loadInto(ctx context.Context, rd *Reader, staging string, expected wire.Has
 		return nil, err
 	}
 	sum := newSummary(rd, height)
+	var srt *shindex.Sorter
+	if cfg.Index {
+		srt = shindex.NewSorter(shindex.SorterConfig{Dir: staging, Memory: cfg.IndexMemory, Rows: rd.Metadata().Coins})
+		defer srt.Close()
+	}
 	err = ingest(rd, sum, ingestConfig{muhash: true, progress: cfg.Progress, ctx: ctx,
 		sink: func(txid wire.Hash, coins []utxo.IndexedCoin) error {
 			if err := bl.AddTx(txid, coins); err != nil {
@@ -178,6 +194,9 @@ func loadInto(ctx context.Context, rd *Reader, staging string, expected wire.Has
 				}
 				return err
 			}
+			if srt != nil {
+				return srt.AddTx(txid, coins)
+			}
 			return nil
 		}})
 	if err == nil && sum.HashSerialized3 != expected {
@@ -185,12 +204,28 @@ func loadInto(ctx context.Context, rd *Reader, staging string, expected wire.Has
 	}
 	if err == nil {
 		log.Info("snapshot coins verified", "coins", sum.Stats.TxOuts, "hash_serialized_3", sum.HashSerialized3)
-		err = bl.Finish(kvstore.BulkTip{
+		tip := kvstore.BulkTip{
 			Genesis: rd.Network().GenesisHash,
 			Stats:   &sum.Stats,
 			Index:   chain,
 			Base:    store.SnapshotBase{Hash: sum.Metadata.BaseHash, Height: height, Headers: cfg.Headers != nil},
-		})
+		}
+		if srt != nil {
+			tip.Extra = func(kv backends.KV, final *backends.Batch) error {
+				start := time.Now()
+				n, err := srt.Write(ctx, kv, nil)
+				if err != nil {
+					return err
+				}
+				if err := srt.Close(); err != nil {
+					return err
+				}
+				final.Put(shindex.CompleteMeta(scripthash.Tip{Height: uint32(height), Hash: sum.Metadata.BaseHash, TxOuts: sum.Stats.TxOuts}))
+				log.Info("scripthash index written", "rows", n, "seconds", time.Since(start).Seconds())
+				return nil
+			}
+		}
+		err = bl.Finish(tip)
 	} else {
 		bl.Abort()
 	}

@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
+	"utxod/internal/heapprof"
 
 	"utxod/backends"
 	_ "utxod/backends/all"
@@ -266,6 +267,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func profileFlags(fs *flag.FlagSet) (start func() (stop func(), err error)) {
 	path := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	tracePath := fs.String("trace", "", "write a runtime execution trace to this file (go tool trace: how busy each core is)")
+	memPath := fs.String("memprofile-peak", "", "write a heap profile to this file, taken at the peak of the live heap (sampled every 200 ms)")
 	return func() (func(), error) {
 		var stops []func()
 		stop := func() {
@@ -283,6 +285,14 @@ func profileFlags(fs *flag.FlagSet) (start func() (stop func(), err error)) {
 				return nil, err
 			}
 			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+		if *memPath != "" {
+			stopHeap, err := heapprof.Start(*memPath, 0)
+			if err != nil {
+				stop()
+				return nil, err
+			}
+			stops = append(stops, func() { _ = stopHeap() })
 		}
 		if *tracePath != "" {
 			f, err := os.Create(*tracePath)

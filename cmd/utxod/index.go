@@ -27,11 +27,11 @@ utxod process may have open). With the index, address and scripthash lookups
 read their rows instead of scanning the coin set; the datadir keeps it, and
 import and serve update it in the same atomic batch as the coins.
 
-  build   write one row per unspent output, with progress. Resumable: it
-          writes synced batches marked "building" and only the last marks
-          the index complete, so an interrupted build is never used and
-          the next build continues where it stopped (or starts over if
-          blocks were connected meanwhile).
+  build   write one row per unspent output, with progress: one scan of
+          the coins sorted in bounded runs (spilled to the datadir), then
+          one ordered write. The index is marked "building" until the last
+          synced batch marks it complete, so an interrupted build is never
+          used; the next build starts over.
   drop    remove the index (its meta key first, then every row).
   verify  check that the index is exactly the one the coins call for (a
           row with the right value for every coin at the store's tip, no
@@ -39,8 +39,9 @@ import and serve update it in the same atomic batch as the coins.
 
 --index silentpayments works on the BIP352 tweak index instead: build
 computes the tweaks of the blocks whose block and undo data the datadir
-keeps (the last 288 unless it was run with --archive), resumable in the
-same way; verify recomputes them; drop removes them.
+keeps (the last 288 unless it was run with --archive), resumable (a
+second build continues where an interrupted one stopped); verify
+recomputes them; drop removes them.
 
 A new datadir gets an index from the start with 'utxod import --index
 NAME' or 'utxod serve --index NAME' (both: --index scripthash,silentpayments).
@@ -75,6 +76,8 @@ type indexFlags struct {
 	logLevel  string
 	logFormat string
 	which     string // --index: shindex.Name or spindex.Name
+
+	startProfile func() (stop func(), err error) // --cpuprofile, --trace
 }
 
 func (f *indexFlags) register(fs *flag.FlagSet) {
@@ -94,6 +97,11 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 	if done {
 		return code
 	}
+	stopProfile, err := f.startProfile()
+	if err != nil {
+		return fail(stderr, f.name, 2, err)
+	}
+	defer stopProfile()
 	if st, err := os.Stat(f.datadir); err != nil || !st.IsDir() {
 		return fail(stderr, f.name, 1, fmt.Errorf("no datadir at %s", f.datadir))
 	}
@@ -136,6 +144,7 @@ func (f *indexFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.L
 	fs := flag.NewFlagSet(f.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.register(fs)
+	f.startProfile = profileFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), indexUsage+"\nFlags:\n")
 		fs.PrintDefaults()
@@ -177,7 +186,7 @@ func (f *indexFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.L
 // build writes the index of the datadir's coins.
 func (f *indexFlags) build(ctx context.Context, kv backends.KV, pr *progress.Meter, log *slog.Logger, stdout io.Writer) error {
 	start := time.Now()
-	m, err := shindex.Build(ctx, kv, pr.Report)
+	m, err := shindex.BuildWith(ctx, kv, shindex.BuildOptions{TmpDir: f.datadir}, pr.Report)
 	pr.Finish()
 	switch {
 	case errors.Is(err, shindex.ErrExists):
@@ -185,7 +194,7 @@ func (f *indexFlags) build(ctx context.Context, kv backends.KV, pr *progress.Met
 	case errors.Is(err, shindex.ErrNoChainstate):
 		return fmt.Errorf("%s has no chainstate to index (utxod import --index %s builds a new datadir with it)", f.datadir, shindex.Name)
 	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted with %d of %d rows written; run it again to resume", m.Rows, m.Tip.TxOuts)
+		return fmt.Errorf("interrupted with %d of %d rows written; run it again to start over", m.Rows, m.Tip.TxOuts)
 	case err != nil:
 		return err
 	}

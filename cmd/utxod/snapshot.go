@@ -21,6 +21,7 @@ import (
 	"utxod/node"
 	"utxod/params"
 	"utxod/snapshot"
+	"utxod/store/kvstore/shindex"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -447,12 +448,13 @@ type loadFlags struct {
 	cacheMB      int
 	headers      listFlag
 	xorKey       string
+	index        string // --index: "" or shindex.Name
 	startProfile func() (stop func(), err error)
 	file         string
 	key          []byte // --xor-key decoded
 }
 
-const loadUsage = `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE]... [--height H] [--json]
+const loadUsage = `Usage: utxod snapshot load FILE --datadir D --backend B [--network N] [--expect-hash H] [--headers FILE|URL]... [--height H] [--index scripthash] [--json]
 
 Builds a new datadir at the snapshot's base block: the coins, the
 statistics with MuHash, the tip. The file is checked as Core's
@@ -460,10 +462,11 @@ loadtxoutset checks it (same messages) and its hash_serialized_3 must equal
 the network's assumeutxo table entry for the base, or --expect-hash for a
 chain the table lacks. The store is built in D.snapshot-loading and renamed
 to D only when complete and verified; a bad file or an interruption leaves
-nothing. With --headers the block index holds the chain from genesis to the
-base and blocks from base+1 connect with full validation; without, the
-state answers lookups and digests and refuses blocks until it is reloaded
-with the headers.
+nothing. With --headers (files, or a node's REST interface at http://host:port)
+the block index holds the chain from genesis to the base and blocks from
+base+1 connect with full validation; without, the state answers lookups and
+digests and refuses blocks until it is reloaded with the headers. With
+--index scripthash the scripthash index is built in the same pass.
 
 Flags:`
 
@@ -472,8 +475,9 @@ func (f *loadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.datadir, "datadir", "", "the new data directory (must not exist or be empty)")
 	fs.StringVar(&f.backend, "backend", defaultBackend, "store: pebble, rocksdb or bbolt")
 	fs.IntVar(&f.cacheMB, "cache-mb", defaultCacheMB, "store cache budget in MiB (a quarter of it is the store's block cache)")
-	fs.Var(&f.headers, "headers", "file with the header chain from genesis to the base: Core block files (blk*.dat framing) or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them; repeatable")
+	fs.Var(&f.headers, "headers", "the header chain from genesis to the base: a file (Core block files, blk*.dat framing, or raw 80-byte headers as Core's REST /rest/headers/<count>/<hash>.bin returns them) or the http:// or https:// URL of a node's REST interface (bitcoind -rest, another utxod) to fetch it from; repeatable")
 	fs.StringVar(&f.xorKey, "xor-key", "", "hex XOR key of Core 28+ obfuscated block files given to --headers (blocks/xor.dat)")
+	fs.StringVar(&f.index, "index", "", "secondary index to build in the same pass over the coins: "+shindex.Name+" (as utxod index build would)")
 	f.startProfile = profileFlags(fs)
 }
 
@@ -493,7 +497,7 @@ func cmdSnapshotLoad(ctx context.Context, args []string, stdout, stderr io.Write
 		return fail(stderr, "snapshot load", 1, err)
 	}
 	defer file.Close()
-	hs, err := f.readHeaders(file, network, log)
+	hs, err := f.readHeaders(ctx, file, network, log)
 	if err != nil {
 		return fail(stderr, "snapshot load", 1, err)
 	}
@@ -547,6 +551,10 @@ func (f *loadFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Lo
 		fmt.Fprintf(stderr, "utxod snapshot load: --cache-mb: must not be negative, got %d\n", f.cacheMB)
 		return nil, nil, 2, true
 	}
+	if f.index != "" && f.index != shindex.Name {
+		fmt.Fprintf(stderr, "utxod snapshot load: --index %s: the one index a load builds is %s\n", f.index, shindex.Name)
+		return nil, nil, 2, true
+	}
 	log, err := f.logger(stderr)
 	if err == nil {
 		network, err = snapshotNetwork(f.network)
@@ -564,22 +572,28 @@ func (f *loadFlags) parse(args []string, stdout, stderr io.Writer) (log *slog.Lo
 
 // readHeaders reads the --headers files (nil without any) on the
 // snapshot's network: network, or the one file's metadata names.
-func (f *loadFlags) readHeaders(file io.ReadSeeker, network *params.Params, log *slog.Logger) (*snapshot.HeaderSet, error) {
+func (f *loadFlags) readHeaders(ctx context.Context, file io.ReadSeeker, network *params.Params, log *slog.Logger) (*snapshot.HeaderSet, error) {
 	if len(f.headers) == 0 {
 		return nil, nil
 	}
+	meta, n, err := snapshot.ReadMetadata(file, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.file, err)
+	}
 	if network == nil {
-		_, n, err := snapshot.ReadMetadata(file, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.file, err)
-		}
 		network = n
-		if _, err := file.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return nil, err
 	}
 	hs := snapshot.NewHeaderSet(network)
 	for _, name := range f.headers {
+		if snapshot.IsURL(name) { // a node's REST interface: genesis to the base
+			if err := hs.Fetch(ctx, name, meta.BaseHash, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		hf, err := os.Open(name)
 		if err != nil {
 			return nil, err
@@ -603,6 +617,7 @@ func (f *loadFlags) load(ctx context.Context, file io.Reader, network *params.Pa
 		Backend: f.backend, Datadir: f.datadir,
 		KVOptions: node.BackendOptions(f.backend, int64(f.cacheMB)<<20, log),
 		Progress:  pr.Report, Log: log,
+		Index: f.index == shindex.Name,
 	})
 	pr.Finish()
 	if err != nil {

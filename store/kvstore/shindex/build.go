@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 
 	"utxod/backends"
 	"utxod/scripthash"
@@ -120,15 +119,29 @@ type Progress func(done, total uint64)
 // buildBatchRows is how many rows one synced batch of a build or drop holds.
 var buildBatchRows = 100_000
 
-var errBatchFull = errors.New("batch full")
+// BuildOptions configure BuildWith.
+type BuildOptions struct {
+	// TmpDir is where the sort's run files go (default os.TempDir()); a
+	// build also removes run directories a crashed build left there. The
+	// datadir itself is a good place: it has room for the index anyway.
+	TmpDir string
+	// Memory bounds the sort's runs in memory (default DefaultSortMemory).
+	Memory int
+}
 
-// Build writes the index of the coins in kv, which no other writer uses
-// (the datadir is not open elsewhere). It is resumable: each synced batch
-// carries rows for whole txids and a Building meta saying where it got to,
-// and a later Build continues there if the store's tip has not moved (else
-// it starts over); only the last batch marks the index Complete, so a crash
-// or a cancelled ctx never leaves a partial index taken as complete.
+// Build is BuildWith with the default options.
 func Build(ctx context.Context, kv backends.KV, progress Progress) (Meta, error) {
+	return BuildWith(ctx, kv, BuildOptions{}, progress)
+}
+
+// BuildWith writes the index of the coins in kv, which no other writer
+// uses (the datadir is not open elsewhere). It reads the coins once, in
+// one scan, hashing their scripts into sorted runs (Sorter), then writes
+// the merged rows in key order with the store's append path, and last a
+// synced batch marking the index Complete. Until then the meta key says
+// Building, so a crash or a cancelled ctx never leaves a partial index
+// taken as complete; the next build clears the rows and starts over.
+func BuildWith(ctx context.Context, kv backends.KV, opt BuildOptions, progress Progress) (Meta, error) {
 	stats, ok, err := readStoreState(kv)
 	if err != nil {
 		return Meta{}, err
@@ -141,85 +154,70 @@ func Build(ctx context.Context, kv backends.KV, progress Progress) (Meta, error)
 	if err != nil {
 		return Meta{}, err
 	}
-	var after *wire.Hash
-	switch {
-	case ok && m.State == Complete:
+	if ok && m.State == Complete {
 		return m, ErrExists
-	case ok && m.State == Building && m.Tip == tip:
-		if m.HasResume {
-			after = &m.Resume
-		}
-	default:
-		// A build at another tip, or rows a crashed drop left: start over.
-		if _, err := deleteRows(ctx, kv, nil); err != nil {
-			return Meta{}, err
-		}
-		m = Meta{State: Building, Tip: tip}
 	}
+	if opt.TmpDir != "" {
+		if err := removeStaleSortDirs(opt.TmpDir); err != nil {
+			return Meta{}, fmt.Errorf("shindex: build: %w", err)
+		}
+	}
+	// Rows a crashed build or drop left go first.
+	if _, err := deleteRows(ctx, kv, nil); err != nil {
+		return Meta{}, err
+	}
+	m = Meta{State: Building, Tip: tip}
 	if progress == nil {
 		progress = func(uint64, uint64) {}
 	}
-	progress(m.Rows, tip.TxOuts)
-	// No snapshot is held across the writes (bbolt's writer cannot grow
-	// its file while a read transaction is open): each batch's rows are
-	// read by a fresh scan after the last txid written, and nothing else
-	// writes coins meanwhile.
-	type row struct{ k, v []byte }
-	var rows []row
-	write := func(state State) error {
-		slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.k, b.k) })
-		b := backends.NewBatch()
-		for _, r := range rows {
-			b.Put(r.k, r.v)
+	progress(0, tip.TxOuts)
+	srt := NewSorter(SorterConfig{Dir: opt.TmpDir, Memory: opt.Memory, Rows: tip.TxOuts})
+	defer srt.Close()
+	// One scan; no write happens while its iterator is open (bbolt's
+	// writer cannot grow its file under a read transaction).
+	var coins uint64
+	err = kvstore.ScanRecords(kv, nil, func(txid wire.Hash, outs []utxo.IndexedCoin) error {
+		if err := srt.AddTx(txid, outs); err != nil {
+			return err
 		}
-		m.Rows += uint64(len(rows))
-		rows = rows[:0]
-		meta := m
-		if state == Complete {
-			meta = Meta{State: Complete, Tip: tip}
+		coins += uint64(len(outs))
+		if coins%(1<<16) < uint64(len(outs)) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			progress(coins/2, tip.TxOuts)
 		}
-		b.Put(metaKey, encodeMeta(meta))
-		if err := kv.Write(b, backends.Sync); err != nil {
-			return fmt.Errorf("shindex: build: %w", err)
-		}
-		progress(m.Rows, tip.TxOuts)
 		return nil
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return m, err
-		}
-		var last wire.Hash
-		err = kvstore.ScanRecords(kv, after, func(txid wire.Hash, outs []utxo.IndexedCoin) error {
-			for _, o := range outs {
-				k := makeRowKeyHash(scripthash.Of(o.Coin.Script), o.Coin.Height, utxo.Outpoint{Hash: txid, Index: o.Index})
-				rows = append(rows, row{k.full(), encodeValue(nil, o.Coin.Value, o.Coin.Coinbase)})
-			}
-			last = txid
-			if len(rows) >= buildBatchRows {
-				return errBatchFull
-			}
-			return nil
-		})
-		if !errors.Is(err, errBatchFull) {
-			break
-		}
-		m.Resume, m.HasResume = last, true
-		after = &m.Resume
-		if err := write(Building); err != nil {
-			return m, err
-		}
-	}
+	})
 	if err != nil {
 		return m, err
 	}
-	if m.Rows+uint64(len(rows)) != tip.TxOuts {
-		return m, fmt.Errorf("shindex: build: %d rows for %d unspent outputs at %s", m.Rows+uint64(len(rows)), tip.TxOuts, tip.Hash)
+	if coins != tip.TxOuts {
+		return m, fmt.Errorf("shindex: build: %d rows for %d unspent outputs at %s", coins, tip.TxOuts, tip.Hash)
 	}
-	if err := write(Complete); err != nil {
+	b := backends.NewBatch()
+	b.Put(metaKey, encodeMeta(m))
+	if err := kv.Write(b, backends.Sync); err != nil {
+		return m, fmt.Errorf("shindex: build: %w", err)
+	}
+	n, err := srt.Write(ctx, kv, func(done, total uint64) { progress(total/2+done/2, tip.TxOuts) })
+	m.Rows = n
+	if err != nil {
 		return m, err
 	}
+	b.Reset()
+	b.Put(metaKey, encodeMeta(Meta{State: Complete, Tip: tip}))
+	if err := kv.Write(b, backends.Sync); err != nil {
+		return m, fmt.Errorf("shindex: build: %w", err)
+	}
+	progress(tip.TxOuts, tip.TxOuts)
 	return Meta{State: Complete, Tip: tip}, nil
+}
+
+// CompleteMeta is the meta key and value of a complete index describing
+// tip; a bulk load writes them with the rows a Sorter wrote.
+func CompleteMeta(tip scripthash.Tip) (key, value []byte) {
+	return bytes.Clone(metaKey), encodeMeta(Meta{State: Complete, Tip: tip})
 }
 
 // Drop removes the index from kv (no other writer uses it): the meta key

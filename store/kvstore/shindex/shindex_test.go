@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync/atomic"
@@ -304,12 +305,13 @@ func checkVerifyCatches(t *testing.T, kv backends.KV) {
 
 // TestBuildDrop: a datadir imported without the index builds it (through
 // failed batches: the half-built index is not taken as complete, and the
-// next build resumes), follows new blocks with it, refuses a second build,
+// next build starts over), follows new blocks with it, refuses a second build,
 // and drops it; a datadir whose coins moved on without the index refuses
 // to open it.
 func TestBuildDrop(t *testing.T) {
-	defer func(n int) { buildBatchRows = n }(buildBatchRows)
-	buildBatchRows = 10
+	defer func(n, b, r int) { buildBatchRows, appendBatchBytes, minRunRows = n, b, r }(buildBatchRows, appendBatchBytes, minRunRows)
+	// Several runs to merge, several append batches.
+	buildBatchRows, appendBatchBytes, minRunRows = 10, 10*keyLen, 7
 	blocks := testchain.Generated(t, chaingen.ProfileModern, 120, 2)
 	half := len(blocks) / 2
 	for _, name := range testchain.StoreNames {
@@ -337,29 +339,37 @@ func TestBuildDrop(t *testing.T) {
 			if _, err := Open(fk); !errors.Is(err, ErrNone) {
 				t.Fatalf("Open without an index: %v", err)
 			}
-			// The third batch fails: two are on disk, marked Building.
-			fk.failAfter.Store(2)
-			if _, err := Build(context.Background(), fk, nil); !errors.Is(err, backends.ErrDiskFull) {
+			// The fourth write fails (the first clears old rows, the
+			// second marks the index Building, the third writes rows).
+			fk.failAfter.Store(3)
+			if _, err := BuildWith(context.Background(), fk, BuildOptions{Memory: 1, TmpDir: t.TempDir()}, nil); !errors.Is(err, backends.ErrDiskFull) {
 				t.Fatalf("build over a failing store: %v", err)
 			}
 			fk.failing.Store(false)
-			if m, ok, err := ReadMeta(fk); err != nil || !ok || m.State != Building || m.Rows == 0 {
+			if m, ok, err := ReadMeta(fk); err != nil || !ok || m.State != Building {
 				t.Fatalf("after a failed build: meta %+v %v %v", m, ok, err)
 			}
 			if _, err := Open(fk); !errors.Is(err, ErrNone) {
 				t.Fatalf("Open of a half-built index: %v", err)
 			}
-			var first uint64 = 1 << 63
-			if _, err := Build(context.Background(), fk, func(done, total uint64) {
-				first = min(first, done)
+			var last uint64
+			sortDir := t.TempDir()
+			if _, err := BuildWith(context.Background(), fk, BuildOptions{Memory: 1, TmpDir: sortDir}, func(done, total uint64) {
+				if done < last {
+					t.Errorf("progress went back from %d to %d", last, done)
+				}
+				last = done
 				if total != tip.TxOuts {
 					t.Errorf("progress total %d, want %d", total, tip.TxOuts)
 				}
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if first == 0 {
-				t.Error("the second build did not resume")
+			if last != tip.TxOuts {
+				t.Errorf("progress ended at %d of %d", last, tip.TxOuts)
+			}
+			if left, _ := os.ReadDir(sortDir); len(left) != 0 {
+				t.Errorf("the build left %d run directories", len(left))
 			}
 			checkRowsMatch(t, fk, want, tip)
 			if _, err := Verify(context.Background(), fk, nil); err != nil {

@@ -1,0 +1,88 @@
+package shindex
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"utxod/backends"
+	"utxod/scripthash"
+	"utxod/testkit/testchain"
+	"utxod/utxo"
+	"utxod/wire"
+)
+
+// TestSorter: rows added in txid order come out in key order, each once,
+// with their values, through many spilled runs and the last one in memory;
+// scripts long enough to be hashed as they come (and shared scripts, whose
+// rows tie on the key's prefix) included; the run files are gone after
+// Close.
+func TestSorter(t *testing.T) {
+	defer func(r int) { minRunRows = r }(minRunRows)
+	minRunRows = 50
+	rng := rand.New(rand.NewPCG(1, 2))
+	shared := [][]byte{{0x51}, bytes.Repeat([]byte{0x6a}, 5000), {0x00, 0x14, 1, 2, 3}}
+	want := map[string][]byte{}
+	tmp := t.TempDir()
+	srt := NewSorter(SorterConfig{Dir: tmp, Memory: 1})
+	for n := 0; n < 3000; n++ {
+		var txid wire.Hash
+		for i := range txid {
+			txid[i] = byte(rng.Uint32())
+		}
+		var outs []utxo.IndexedCoin
+		for v := range 1 + rng.IntN(4) {
+			var script []byte
+			switch rng.IntN(4) {
+			case 0:
+				script = shared[rng.IntN(len(shared))]
+			case 1:
+				script = bytes.Repeat([]byte{byte(n)}, 4<<10+rng.IntN(6000))
+			default:
+				script = bytes.Repeat([]byte{byte(n), byte(v)}, 1+rng.IntN(20))
+			}
+			c := utxo.Coin{Value: rng.Int64N(1 << 40), Height: uint32(rng.IntN(900000)), Coinbase: rng.IntN(9) == 0, Script: script}
+			outs = append(outs, utxo.IndexedCoin{Index: uint32(v * 3), Coin: c})
+			k := makeRowKeyHash(scripthash.Of(script), c.Height, utxo.Outpoint{Hash: txid, Index: uint32(v * 3)})
+			want[string(k.full())] = encodeValue(nil, c.Value, c.Coinbase)
+		}
+		if err := srt.AddTx(txid, outs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kv := testchain.OpenKV(t, "pebble", filepath.Join(t.TempDir(), "kv"))
+	defer kv.Close()
+	n, err := srt.Write(context.Background(), kv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srt.runs) < 10 {
+		t.Fatalf("only %d runs spilled", len(srt.runs))
+	}
+	if err := srt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	if n != uint64(len(want)) {
+		t.Fatalf("%d rows written, want %d", n, len(want))
+	}
+	it, err := kv.NewIterator(backends.PrefixRange([]byte{Prefix}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	got := 0
+	for it.Next() {
+		if v, ok := want[string(it.Key())]; !ok || !bytes.Equal(v, it.Value()) {
+			t.Fatalf("row %x = %x: want %x (present %v)", it.Key(), it.Value(), v, ok)
+		}
+		got++
+	}
+	if got != len(want) {
+		t.Fatalf("%d rows read, want %d", got, len(want))
+	}
+}
