@@ -50,6 +50,10 @@ type SubscriptionRequest struct {
 	// Blocks asks for every block_connected and block_disconnected, not
 	// only those closing a block with other events.
 	Blocks bool `json:"blocks" example:"true"`
+	// Tweaks asks for a tweaks event per connected block: the BIP352 tweak
+	// data of its silent payment eligible transactions (a node with
+	// --index silentpayments).
+	Tweaks bool `json:"tweaks" example:"false"`
 }
 
 // Subscription is the answer of POST /v1/subscriptions.
@@ -60,6 +64,7 @@ type Subscription struct {
 	Scripts   int    `json:"scripts" example:"1001"`
 	Outpoints int    `json:"outpoints" example:"0"`
 	Blocks    bool   `json:"blocks" example:"true"`
+	Tweaks    bool   `json:"tweaks" example:"false"`
 	// Events is the stream's path.
 	Events string `json:"events" example:"/v1/events?subscription=5f0c6a3e2b8d41a79c1e0d2f3a4b5c6d"`
 }
@@ -85,6 +90,7 @@ type EventTypes struct {
 	Spent             events.Spent             `json:"spent"`
 	Unspent           events.Unspent           `json:"unspent"`
 	Reset             events.Reset             `json:"reset"`
+	Tweaks            events.Tweaks            `json:"tweaks"`
 }
 
 // eventService is the API's side of the streams.
@@ -109,7 +115,7 @@ func (s *Server) eventRoutes(r chi.Router) {
 // handlePostSubscription godoc
 //
 //	@Summary		Create a subscription for an event stream
-//	@Description	Validates and keeps a subscription (addresses of the node's network, scripthashes, descriptors over their range as /v1/scan takes them, outpoints, blocks) and answers its id; GET /v1/events?subscription=id streams it. The id is a digest of the content: the same body gives the same id on any replica, so a stream that meets 404 on another replica (or after a restart) creates it again and resumes with its cursor. At most 100,000 scripts (descriptors expanded), 10,000 outpoints and 1,000 descriptors.
+//	@Description	Validates and keeps a subscription (addresses of the node's network, scripthashes, descriptors over their range as /v1/scan takes them, outpoints, blocks, tweaks: a tweaks event per connected block on a node with --index silentpayments) and answers its id; GET /v1/events?subscription=id streams it. The id is a digest of the content: the same body gives the same id on any replica, so a stream that meets 404 on another replica (or after a restart) creates it again and resumes with its cursor. At most 100,000 scripts (descriptors expanded), 10,000 outpoints and 1,000 descriptors.
 //	@Tags			events
 //	@Accept			json
 //	@Produce		json
@@ -117,7 +123,7 @@ func (s *Server) eventRoutes(r chi.Router) {
 //	@Success		201		{object}	Subscription
 //	@Failure		400		{object}	Problem	"malformed body, address of another network, bad scripthash, outpoint or descriptor, nothing to watch"
 //	@Failure		413		{object}	Problem	"body above 8 MiB, too many scripts, outpoints or descriptors"
-//	@Failure		501		{object}	Problem	"events are off on this node"
+//	@Failure		501		{object}	Problem	"events are off on this node, or tweaks without the silent-payments index"
 //	@Failure		503		{object}	Problem	"the node keeps too many subscriptions"
 //	@Router			/v1/subscriptions [post]
 func (s *Server) handlePostSubscription(w http.ResponseWriter, r *http.Request) {
@@ -134,6 +140,10 @@ func (s *Server) handlePostSubscription(w http.ResponseWriter, r *http.Request) 
 		writeProblem(w, http.StatusBadRequest, "bad-descriptor", err.Error())
 		return
 	}
+	if spec.Tweaks && s.sp == nil {
+		writeNoTweakIndex(w)
+		return
+	}
 	f, err := events.Compile(r.Context(), spec, s.params, s.events.lim)
 	if err != nil {
 		writeEventsProblem(w, err)
@@ -144,13 +154,13 @@ func (s *Server) handlePostSubscription(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusCreated, Subscription{ID: f.ID(), Scripts: len(f.Scripts), Outpoints: len(f.Outpoints),
-		Blocks: f.Blocks, Events: "/v1/events?subscription=" + f.ID()})
+		Blocks: f.Blocks, Tweaks: f.Tweaks, Events: "/v1/events?subscription=" + f.ID()})
 }
 
 // handleEvents godoc
 //
 //	@Summary		Stream chain events (Server-Sent Events or WebSocket)
-//	@Description	A stream of what happens on the active chain to a subscription: block_connected and block_disconnected, output_created and output_spent for outputs paying a watched script, spent for a watched outpoint, and on a reorganisation the reversals of the disconnected blocks first (output_removed, output_restored, unspent; newest block first, each closed by its block_disconnected), then the new branch's events. The subscription is ?subscription=id (POST /v1/subscriptions) or query parameters: address, scripthash, descriptor (range [0,1000] when ranged), outpoint (txid:vout), each repeatable, at most 100 in all, and blocks=true for every block (otherwise only blocks with events for the subscription get their block_connected; the others move the cursor with an id-only frame).
+//	@Description	A stream of what happens on the active chain to a subscription: block_connected and block_disconnected, output_created and output_spent for outputs paying a watched script, spent for a watched outpoint, and on a reorganisation the reversals of the disconnected blocks first (output_removed, output_restored, unspent; newest block first, each closed by its block_disconnected), then the new branch's events. The subscription is ?subscription=id (POST /v1/subscriptions) or query parameters: address, scripthash, descriptor (range [0,1000] when ranged), outpoint (txid:vout), each repeatable, at most 100 in all, blocks=true for every block (otherwise only blocks with events for the subscription get their block_connected; the others move the cursor with an id-only frame), and tweaks=true for a tweaks event per connected block (before its block_connected): height, hash and each silent payment eligible transaction's txid, BIP352 tweak and largest taproot output value, as GET /tweaks/{height} (a node with --index silentpayments; nothing more on a disconnect than block_disconnected).
 //	@Description	Each SSE event has event: the kind (EventTypes lists the data of each), data: its JSON and id: its cursor "height:hash". A block's events come before its block_connected, whose id is the block; theirs is the parent, so a client cut off inside a block receives all of it again. block_disconnected's id is the disconnected block's parent. Resuming with Last-Event-ID (or ?from=height:hash) sends everything since that block from the blocks and undo data the node keeps (the last 288 blocks, all with --archive): 410 when the cursor is older or unknown. A cursor on a branch the node left gets that branch's reversals if the node still has their data, else a reset event naming the fork, then the active chain's events. Cursors are chain data: any replica resumes them.
 //	@Description	With Upgrade: websocket the same stream comes as WebSocket text messages (EventMessage: event, id, data). A client whose buffer fills (4,096 events) or that does not read for 10 s is cut off; it resumes with its cursor.
 //	@Tags			events
@@ -161,6 +171,7 @@ func (s *Server) handlePostSubscription(w http.ResponseWriter, r *http.Request) 
 //	@Param			descriptor		query		[]string	false	"output descriptor (ranged: [0,1000])"	collectionFormat(multi)
 //	@Param			outpoint		query		[]string	false	"txid:vout"	collectionFormat(multi)
 //	@Param			blocks			query		bool		false	"every block_connected and block_disconnected"
+//	@Param			tweaks			query		bool		false	"a tweaks event per connected block (--index silentpayments)"
 //	@Param			from			query		string		false	"resume after this cursor (height:hash)"
 //	@Param			Last-Event-ID	header		string		false	"resume after this cursor (SSE reconnection)"
 //	@Success		200				{object}	EventTypes	"text/event-stream; each event's data is one of these"
@@ -169,7 +180,7 @@ func (s *Server) handlePostSubscription(w http.ResponseWriter, r *http.Request) 
 //	@Failure		404				{object}	Problem		"unknown subscription id: POST it again"
 //	@Failure		410				{object}	Problem		"cursor older than the blocks the node keeps, or unknown"
 //	@Failure		413				{object}	Problem		"more than 100 watches in the query, or a subscription over the limits"
-//	@Failure		501				{object}	Problem		"events are off on this node"
+//	@Failure		501				{object}	Problem		"events are off on this node, or tweaks without the silent-payments index"
 //	@Failure		503				{object}	Problem		"too many streams or watched scripts on this node"
 //	@Router			/v1/events [get]
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
@@ -239,6 +250,18 @@ func (s *Server) eventFilter(w http.ResponseWriter, r *http.Request) (*events.Fi
 			return nil, false
 		}
 		spec.Blocks = v
+	}
+	if b := q.Get("tweaks"); b != "" {
+		v, err := strconv.ParseBool(b)
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "bad-subscription", "tweaks is true or false")
+			return nil, false
+		}
+		spec.Tweaks = v
+	}
+	if spec.Tweaks && s.sp == nil {
+		writeNoTweakIndex(w)
+		return nil, false
 	}
 	f, err := events.Compile(r.Context(), spec, s.params, s.events.lim)
 	if err != nil {

@@ -143,10 +143,14 @@ func (s *Server) networkName() string {
 // spIndex returns the index, or writes the 501 problem.
 func (s *Server) spIndex(w http.ResponseWriter) (silentpayments.Index, bool) {
 	if s.sp == nil {
-		writeProblem(w, http.StatusNotImplemented, "no-silentpayments-index", "this node keeps no silent-payments tweak index (start it with --index silentpayments)")
+		writeNoTweakIndex(w)
 		return nil, false
 	}
 	return s.sp, true
+}
+
+func writeNoTweakIndex(w http.ResponseWriter) {
+	writeProblem(w, http.StatusNotImplemented, "no-silentpayments-index", "this node keeps no silent-payments tweak index (start it with --index silentpayments)")
 }
 
 // spFilter is a request's dust limit and cut-through.

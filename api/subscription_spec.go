@@ -10,5 +10,5 @@ func (r SubscriptionRequest) Spec() (events.Spec, error) {
 	if err != nil {
 		return events.Spec{}, err
 	}
-	return events.Spec{Addresses: r.Addresses, Scripthashes: r.Scripthashes, Descriptors: objs, Outpoints: r.Outpoints, Blocks: r.Blocks}, nil
+	return events.Spec{Addresses: r.Addresses, Scripthashes: r.Scripthashes, Descriptors: objs, Outpoints: r.Outpoints, Blocks: r.Blocks, Tweaks: r.Tweaks}, nil
 }

@@ -1,10 +1,12 @@
 package events
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
 	"utxod/scripthash"
+	"utxod/silentpayments"
 	"utxod/utxo"
 	"utxod/wire"
 )
@@ -81,6 +83,61 @@ func touches(d *blockData) ([]touch, error) {
 	return out, nil
 }
 
+// blockTweaks is the BIP352 tweak data of d's block: each silent payment
+// eligible transaction's tweak (silentpayments.ComputeTweak, as the tweak
+// index computes it) and largest taproot output value, in block order. The
+// scripts the inputs spend come from the spent coins in order, or from the
+// block for an output of the same block.
+func blockTweaks(d *blockData) ([]TxTweak, error) {
+	b := d.b
+	out := []TxTweak{}
+	var inBlock map[wire.Hash]int
+	k := 0
+	for ti := 1; ti < len(b.Txs); ti++ {
+		tx := &b.Txs[ti]
+		want := silentpayments.HasTaprootOutput(tx)
+		var scripts [][]byte
+		if want {
+			scripts = make([][]byte, len(tx.Inputs))
+		}
+		for ii := range tx.Inputs {
+			in := &tx.Inputs[ii]
+			if k < len(d.spent) && d.spent[k].Hash == in.PrevHash && d.spent[k].Index == in.PrevIndex {
+				if want {
+					scripts[ii] = d.spent[k].Script
+				}
+				k++
+				continue
+			}
+			if inBlock == nil {
+				inBlock = make(map[wire.Hash]int, len(b.Txs))
+				for j := range b.Txs {
+					inBlock[b.Txs[j].TxID] = j
+				}
+			}
+			j, ok := inBlock[in.PrevHash]
+			if !ok || j >= ti || int(in.PrevIndex) >= len(b.Txs[j].Outputs) {
+				return nil, fmt.Errorf("events: block %s: input %s:%d spends a coin its undo data does not hold", b.Hash, in.PrevHash, in.PrevIndex)
+			}
+			if want {
+				scripts[ii] = b.Txs[j].Outputs[in.PrevIndex].Script
+			}
+		}
+		if !want {
+			continue
+		}
+		tweak, ok, err := silentpayments.ComputeTweak(tx, scripts)
+		if err != nil {
+			return nil, fmt.Errorf("events: block %s: %w", b.Hash, err)
+		}
+		if ok {
+			_, maxValue := silentpayments.TaprootOutputs(tx)
+			out = append(out, TxTweak{Txid: tx.TxID.String(), Tweak: hex.EncodeToString(tweak[:]), MaxTaprootValue: maxValue})
+		}
+	}
+	return out, nil
+}
+
 // encoder builds the messages of one block, connected or disconnected.
 type encoder struct {
 	d          *blockData
@@ -134,6 +191,11 @@ func (e *encoder) outpoint(t *touch) Message {
 	return Message{KindSpent, e.at(), mustJSON(Spent{op, t.spender.String(), t.input, h, e.block})}
 }
 
+// tweaks is the tweaks event of a connected block.
+func (e *encoder) tweaks(list []TxTweak) Message {
+	return Message{KindTweaks, e.at(), mustJSON(Tweaks{e.d.height, e.block, list})}
+}
+
 // marker closes the block's events: block_connected (cursor: the block)
 // or block_disconnected (cursor: its parent).
 func (e *encoder) marker() Message {
@@ -177,7 +239,14 @@ func filterEvents(d *blockData, disconnect bool, f *Filter) ([]Message, error) {
 			visit(&ts[i])
 		}
 	}
-	if f.Blocks || len(out) > 0 {
+	if f.Tweaks && !disconnect {
+		list, err := blockTweaks(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e.tweaks(list))
+	}
+	if f.Blocks || f.Tweaks || len(out) > 0 {
 		out = append(out, e.marker())
 	} else {
 		out = append(out, e.advance())

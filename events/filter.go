@@ -23,14 +23,16 @@ import (
 // Spec is a subscription as a client writes it: any mix of addresses (of
 // the node's network), scripthashes (64 hex digits, Esplora's), output
 // descriptors (ranged ones over their range, as POST /v1/scan takes them),
-// outpoints ("txid:vout") and Blocks (every block_connected and
-// block_disconnected, not only those of blocks with other events).
+// outpoints ("txid:vout"), Blocks (every block_connected and
+// block_disconnected, not only those of blocks with other events) and
+// Tweaks (a tweaks event per connected block: its BIP352 tweak data).
 type Spec struct {
 	Addresses    []string
 	Scripthashes []string
 	Descriptors  []descriptor.ScanObject
 	Outpoints    []string
 	Blocks       bool
+	Tweaks       bool
 }
 
 // Limits bound one subscription.
@@ -73,7 +75,9 @@ type Filter struct {
 	// Outpoints are the watched outpoints, sorted, without duplicates.
 	Outpoints []utxo.Outpoint
 	Blocks    bool
-	id        string
+	// Tweaks asks for a tweaks event per connected block.
+	Tweaks bool
+	id     string
 }
 
 // ID is the subscription's identifier: a digest of its content, the same
@@ -81,7 +85,9 @@ type Filter struct {
 func (f *Filter) ID() string { return f.id }
 
 // Empty reports a filter with nothing to watch and no blocks.
-func (f *Filter) Empty() bool { return len(f.Scripts) == 0 && len(f.Outpoints) == 0 && !f.Blocks }
+func (f *Filter) Empty() bool {
+	return len(f.Scripts) == 0 && len(f.Outpoints) == 0 && !f.Blocks && !f.Tweaks
+}
 
 func (f *Filter) hasScript(h scripthash.Hash) bool {
 	_, ok := slices.BinarySearchFunc(f.Scripts, h, func(a, b scripthash.Hash) int { return bytes.Compare(a[:], b[:]) })
@@ -117,7 +123,7 @@ func Compile(ctx context.Context, spec Spec, p *params.Params, lim Limits) (*Fil
 	if len(spec.Outpoints) > lim.Outpoints {
 		return nil, fmt.Errorf("%w: %d outpoints; at most %d", ErrTooLarge, len(spec.Outpoints), lim.Outpoints)
 	}
-	f := &Filter{Blocks: spec.Blocks}
+	f := &Filter{Blocks: spec.Blocks, Tweaks: spec.Tweaks}
 	for _, a := range spec.Addresses {
 		script, err := address.Decode(a, p)
 		if err != nil {
@@ -163,7 +169,7 @@ func Compile(ctx context.Context, spec Spec, p *params.Params, lim Limits) (*Fil
 	slices.SortFunc(f.Outpoints, compareOutpoints)
 	f.Outpoints = slices.Compact(f.Outpoints)
 	if f.Empty() {
-		return nil, fmt.Errorf("%w: nothing to watch: name addresses, scripthashes, descriptors or outpoints, or ask for blocks", ErrBadSpec)
+		return nil, fmt.Errorf("%w: nothing to watch: name addresses, scripthashes, descriptors or outpoints, or ask for blocks or tweaks", ErrBadSpec)
 	}
 	f.id = f.digest()
 	return f, nil
@@ -184,6 +190,9 @@ func (f *Filter) digest() string {
 	}
 	if f.Blocks {
 		h.Write([]byte{1})
+	}
+	if f.Tweaks {
+		h.Write([]byte{2})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -135,9 +135,11 @@ type Hub struct {
 	outpoints map[utxo.Outpoint]watch
 	streams   map[*Stream]struct{}
 	watched   int
-	tip       Cursor
-	recent    map[wire.Hash]*blockData
-	order     []wire.Hash // recent's keys, oldest first
+	// tweakStreams counts the streams whose filter asks for tweaks.
+	tweakStreams atomic.Int64
+	tip          Cursor
+	recent       map[wire.Hash]*blockData
+	order        []wire.Hash // recent's keys, oldest first
 
 	stats Stats
 }
@@ -296,6 +298,24 @@ func (h *Hub) process(j job) {
 	}
 	e := newEncoder(d, j.disconnect)
 	marker, advance := e.marker(), e.advance()
+	// A connected block's tweaks, computed before the lock when a stream
+	// asks for them (under it for one that subscribed meanwhile).
+	var tweaks *Message
+	tweaksOf := func() *Message {
+		if tweaks == nil {
+			list, err := blockTweaks(d)
+			if err != nil {
+				h.log.Error("events: tweaks skipped", "hash", d.b.Hash, "err", err)
+				list = []TxTweak{}
+			}
+			m := e.tweaks(list)
+			tweaks = &m
+		}
+		return tweaks
+	}
+	if !j.disconnect && h.tweakStreams.Load() > 0 {
+		tweaksOf()
+	}
 	batches := make(map[*Stream][]Message)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -322,11 +342,14 @@ func (h *Hub) process(j job) {
 	}
 	onlyMarker, onlyAdvance := []Message{marker}, []Message{advance}
 	for s := range h.streams {
+		if s.f.Tweaks && !j.disconnect {
+			batches[s] = append(batches[s], *tweaksOf())
+		}
 		b, ok := batches[s]
 		switch {
 		case ok:
 			b = append(b, marker)
-		case s.f.Blocks:
+		case s.f.Blocks || s.f.Tweaks: // a tweaks client sees reorganisations
 			b = onlyMarker
 		default:
 			b = onlyAdvance
@@ -404,6 +427,9 @@ func (h *Hub) addLocked(s *Stream) {
 		h.outpoints[op] = w
 	}
 	h.watched += s.weight()
+	if s.f.Tweaks {
+		h.tweakStreams.Add(1)
+	}
 	h.streams[s] = struct{}{}
 }
 
@@ -430,6 +456,9 @@ func (h *Hub) endLocked(s *Stream, err error) {
 		}
 	}
 	h.watched -= s.weight()
+	if s.f.Tweaks {
+		h.tweakStreams.Add(-1)
+	}
 	s.err = err
 	close(s.done)
 }

@@ -20,6 +20,7 @@ const (
 	KindSpent             = "spent"
 	KindUnspent           = "unspent" // reversal of spent
 	KindReset             = "reset"
+	KindTweaks            = "tweaks" // a connected block's BIP352 tweaks (Spec.Tweaks)
 )
 
 // Cursor names a block of the chain: a client's position in the stream.
@@ -142,6 +143,24 @@ type Unspent struct {
 	InputIndex   uint32 `json:"input_index" example:"0"`
 	Height       int32  `json:"height" example:"102"`
 	Block        string `json:"block" example:"0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"`
+}
+
+// Tweaks is the tweaks event of a subscription with Tweaks: the BIP352
+// tweak data of every silent payment eligible transaction of a connected
+// block (possibly none), in block order, before its block_connected. A
+// disconnected block sends nothing more than its block_disconnected.
+type Tweaks struct {
+	Height int32     `json:"height" example:"101"`
+	Hash   string    `json:"hash" example:"0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"`
+	Tweaks []TxTweak `json:"tweaks"`
+}
+
+// TxTweak is one eligible transaction of a tweaks event: its tweak
+// (input_hash·A, a compressed point) and its largest taproot output value.
+type TxTweak struct {
+	Txid            string `json:"txid" example:"f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16"`
+	Tweak           string `json:"tweak" example:"03d4a9b7d7c6bdbd9dd56b0f7e7c3e5e1fb1b8d1e4c4a7c5a8e2a0f5b6b1d2c3e4"`
+	MaxTaprootValue int64  `json:"max_taproot_value" example:"100000"`
 }
 
 // Reset is the reset event: the stream continues from the fork block

@@ -2,15 +2,22 @@ package torture
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"utxod/backends"
+	_ "utxod/backends/all"
+	"utxod/store/kvstore/shindex"
+	"utxod/store/kvstore/spindex"
 	"utxod/testkit/chaingen"
 )
 
@@ -25,24 +32,37 @@ func TestCrashImportIndexed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds and kills the binary")
 	}
+	crashImportIndexed(t, indexCorpus(t), []string{"scripthash"}, 20)
+}
+
+// crashImportIndexed kills "utxod import --index <indexes>" of corpus c at
+// random moments, max(kills()/2, 3) times per store after the first flush,
+// verifying every index (utxod index verify --index NAME) after each kill,
+// and requires the import resumed to the end to give the clean answer with
+// verified indexes whose keys are byte for byte those of an import without
+// kills (sameIndexes).
+func crashImportIndexed(t *testing.T, c *Corpus, indexes []string, seed uint64) {
 	bin, _ := binary(t)
-	c := indexCorpus(t)
 	nKills := max(kills()/2, 3)
 	for _, store := range stores(t) {
 		t.Run(store, func(t *testing.T) {
 			start := time.Now()
-			rng := rand.New(rand.NewPCG(uint64(len(store)), 20))
+			rng := rand.New(rand.NewPCG(uint64(len(store)), seed))
 			dir := filepath.Join(t.TempDir(), store)
-			args := func() []string {
-				return append(importArgs(store, dir), "--index", "scripthash")
+			clean := filepath.Join(t.TempDir(), store+"-clean")
+			args := func(dir string) []string {
+				return append(importArgs(store, dir), "--index", strings.Join(indexes, ","))
+			}
+			verify := func(dir string) {
+				t.Helper()
+				for _, ix := range indexes {
+					verifyIndex(t, bin, store, dir, ix)
+				}
 			}
 			t0 := time.Now()
-			runImport(t, bin, append(args(), c.File)...)
+			runImport(t, bin, append(args(clean), c.File)...)
 			full := time.Since(t0)
-			verifyIndex(t, bin, store, dir)
-			if err := os.RemoveAll(dir); err != nil {
-				t.Fatal(err)
-			}
+			verify(clean)
 			// Count only the kills that land after the first flush (a datadir
 			// with a tip, so an index to check); give up after many tries.
 			kills, verified, heights := 0, 0, map[int32]bool{}
@@ -50,7 +70,7 @@ func TestCrashImportIndexed(t *testing.T) {
 				if tries == 30*nKills {
 					t.Fatalf("only %d of %d kills landed after a flush in %d runs", verified, nKills, tries)
 				}
-				cmd := exec.Command(bin, append(append([]string{"import"}, args()...), c.File)...)
+				cmd := exec.Command(bin, append(append([]string{"import"}, args(dir)...), c.File)...)
 				var stderr SyncBuffer
 				cmd.Stderr = &stderr
 				if err := cmd.Start(); err != nil {
@@ -71,27 +91,112 @@ func TestCrashImportIndexed(t *testing.T) {
 				}
 				tip := checkInfo(t, c, runChainstate(t, bin, store, dir), "")
 				if tip.height > 0 { // else killed before the first flush: no index yet
-					verifyIndex(t, bin, store, dir)
+					verify(dir)
 					if tip.height < c.Height {
 						verified++
 						heights[tip.height] = true
 					}
 				}
 				if tip.height == c.Height {
+					sameIndexes(t, store, dir, clean, indexes)
 					if err := os.RemoveAll(dir); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			out := runImport(t, bin, append(append(args(), "--json"), c.File)...)
+			out := runImport(t, bin, append(append(args(dir), "--json"), c.File)...)
 			if got, err := Canonical(out); err != nil || got != c.Final {
 				t.Fatalf("import after %d kills:\n%s\nwant\n%s", kills, out, c.Final)
 			}
-			verifyIndex(t, bin, store, dir)
-			t.Logf("indexed import %s: %d kills, %d indexes verified after a kill mid-import (%d distinct heights), %.1fs",
-				store, kills, verified, len(heights), time.Since(start).Seconds())
+			verify(dir)
+			sameIndexes(t, store, dir, clean, indexes)
+			t.Logf("indexed import (%s) %s: %d kills, %d indexes verified after a kill mid-import (%d distinct heights), final index equal to an import without kills, %.1fs",
+				strings.Join(indexes, ","), store, kills, verified, len(heights), time.Since(start).Seconds())
 		})
 	}
+}
+
+// TestCrashImportSilentPayments is TestCrashImportIndexed for the tweak
+// index (with the scripthash index beside it) on a taproot-rich
+// modern-profile corpus with reorganisations: after every kill both indexes
+// verify (utxod index verify recomputes every row from the kept block and
+// undo data), and the resumed import ends with indexes equal, key for key,
+// to those of an import without kills.
+func TestCrashImportSilentPayments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds and kills the binary")
+	}
+	crashImportIndexed(t, spCorpus(t), []string{"scripthash", "silentpayments"}, 44)
+}
+
+var (
+	spCorpusOnce sync.Once
+	spCorpusVal  *Corpus
+	spCorpusErr  error
+)
+
+// spCorpus is a modern-profile corpus (taproot key and script paths,
+// spends within a block, reorganisations) that an indexed import with a
+// 1 MiB cache flushes several times; larger in the long mode.
+func spCorpus(t *testing.T) *Corpus {
+	t.Helper()
+	spCorpusOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "utxod-torture-sp-")
+		if err != nil {
+			spCorpusErr = err
+			return
+		}
+		cfg := chaingen.Config{Profile: chaingen.ProfileModern, Seed: 44, Blocks: 200, Reorgs: 4, MaxTxs: 40}
+		if long() {
+			cfg = chaingen.Config{Profile: chaingen.ProfileModern, Seed: 44, Blocks: 500, Reorgs: 10, MaxTxs: 80}
+		}
+		spCorpusVal, spCorpusErr = NewCorpus(cfg, dir)
+	})
+	if spCorpusErr != nil {
+		t.Fatal(spCorpusErr)
+	}
+	return spCorpusVal
+}
+
+// sameIndexes compares every key and value of the given indexes (their key
+// prefixes) in two datadirs of store.
+func sameIndexes(t *testing.T, store, dir, clean string, indexes []string) {
+	t.Helper()
+	for _, ix := range indexes {
+		prefix := map[string]byte{"scripthash": shindex.Prefix, "silentpayments": spindex.Prefix}[ix]
+		a, na := indexDigest(t, store, dir, prefix)
+		b, nb := indexDigest(t, store, clean, prefix)
+		if a != b || na != nb {
+			t.Fatalf("%s index after kills: %d keys (digest %x), without kills: %d keys (%x)", ix, na, a, nb, b)
+		}
+	}
+}
+
+// indexDigest hashes every key and value under prefix in the datadir.
+func indexDigest(t *testing.T, store, dir string, prefix byte) ([32]byte, int) {
+	t.Helper()
+	kv, err := backends.Open(store, dir, backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	it, err := kv.NewIterator(backends.PrefixRange([]byte{prefix}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	n := 0
+	for it.Next() {
+		k, v := len(it.Key()), len(it.Value())
+		h.Write([]byte{byte(k >> 8), byte(k), byte(v >> 8), byte(v)})
+		h.Write(it.Key())
+		h.Write(it.Value())
+		n++
+	}
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return [32]byte(h.Sum(nil)), n
 }
 
 var (
@@ -119,10 +224,10 @@ func indexCorpus(t *testing.T) *Corpus {
 	return indexCorpusVal
 }
 
-// verifyIndex runs utxod index verify on dir.
-func verifyIndex(t *testing.T, bin, store, dir string) {
+// verifyIndex runs utxod index verify --index name on dir.
+func verifyIndex(t *testing.T, bin, store, dir, name string) {
 	t.Helper()
-	cmd := exec.Command(bin, "index", "verify", "--backend", store, "--datadir", dir, "--log-level", "warn")
+	cmd := exec.Command(bin, "index", "verify", "--index", name, "--backend", store, "--datadir", dir, "--log-level", "warn")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if out, err := cmd.Output(); err != nil {
