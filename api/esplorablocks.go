@@ -12,6 +12,7 @@ import (
 
 	"utxod/chainstate"
 	"utxod/store"
+	"utxod/validate"
 	"utxod/wire"
 )
 
@@ -19,11 +20,13 @@ import (
 // /block/:hash and its header, raw, txids and txid/:index, and the
 // /blocks list. electrs knows the blocks of its best chain (its header
 // list) and their metadata; utxod answers from the block index and, where
-// a route needs the block itself (the metadata tx_count, size and weight,
-// the raw bytes, the txids), from the block data it keeps: the last 288
-// blocks, every block with --archive. Without the data such a route
-// answers electrs' 404 "Block not found"; /header, /status and
-// /block-height need only the index.
+// a route needs the block itself (the raw bytes, the txids), from the
+// block data it keeps: the last 288 blocks, every block with --archive.
+// Without the data such a route answers electrs' 404 "Block not found";
+// /header, /status and /block-height need only the index, and so do
+// /block/:hash and /blocks, whose tx_count, size and weight the index
+// keeps for every block whose data the node accepted (an index written
+// before it kept them: from the block data, as the other routes).
 
 // esploraBlockLimit is electrs' BLOCK_LIMIT: blocks per /blocks page.
 const esploraBlockLimit = 10
@@ -88,20 +91,30 @@ func (s *Server) esploraBlockData(w http.ResponseWriter, n chainstate.BlockInfo)
 	return nil, false
 }
 
-// esploraBlockValue is electrs' BlockValue::new for n and its data b.
-func esploraBlockValue(n chainstate.BlockInfo, b *wire.Block) EsploraBlock {
-	stripped := wire.HeaderSize + wire.CompactSizeLen(uint64(len(b.Txs)))
-	for i := range b.Txs {
-		stripped += b.Txs[i].BaseSize()
+// esploraStats are n's tx_count, size and weight: from the block index,
+// else from the block data (false, with electrs' 404 or a 500 written,
+// without either).
+func (s *Server) esploraStats(w http.ResponseWriter, n chainstate.BlockInfo) (validate.BlockStats, bool) {
+	if n.Stats != (validate.BlockStats{}) {
+		return n.Stats, true
 	}
+	b, ok := s.esploraBlockData(w, n)
+	if !ok {
+		return validate.BlockStats{}, false
+	}
+	return validate.StatsOf(b), true
+}
+
+// esploraBlockValue is electrs' BlockValue::new for n with its stats.
+func esploraBlockValue(n chainstate.BlockInfo, st validate.BlockStats) EsploraBlock {
 	v := EsploraBlock{
 		ID:         n.Hash.String(),
 		Height:     uint32(n.Height),
 		Version:    uint32(n.Header.Version),
 		Timestamp:  n.Header.Time,
-		TxCount:    uint32(len(b.Txs)),
-		Size:       uint32(len(b.Raw)),
-		Weight:     uint64(stripped*3 + len(b.Raw)),
+		TxCount:    st.TxCount,
+		Size:       st.Size,
+		Weight:     uint64(st.Weight),
 		MerkleRoot: n.Header.MerkleRoot.String(),
 		MedianTime: uint32(n.MedianTime),
 		Nonce:      n.Header.Nonce,
@@ -221,7 +234,7 @@ func parseEsploraHash(w http.ResponseWriter, r *http.Request) (wire.Hash, bool) 
 // handleEsploraBlock godoc
 //
 //	@Summary		Esplora: a block
-//	@Description	electrs' BlockValue of an active-chain block (fields in electrs' order; difficulty as serde_json writes an f64). tx_count, size and weight come from the block data: a block whose data is no longer kept (older than 288 blocks without --archive) is 404 like an unknown one.
+//	@Description	electrs' BlockValue of an active-chain block (fields in electrs' order; difficulty as serde_json writes an f64). tx_count, size and weight come from the block index, which keeps them for every block whose data the node accepted, so pruned blocks answer too; a block whose index entry was written before utxod kept them needs its data (404 without it).
 //	@Tags			esplora
 //	@Produce		json
 //	@Param			hash	path		string	true	"block hash (64 hex digits)"
@@ -244,11 +257,11 @@ func (s *Server) handleEsploraBlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answeredAtBlock(r, n)
-	b, ok := s.esploraBlockData(w, n)
+	st, ok := s.esploraStats(w, n)
 	if !ok {
 		return
 	}
-	writeEsploraJSONCached(w, esploraBlockValue(n, b), blockCacheControl(n))
+	writeEsploraJSONCached(w, esploraBlockValue(n, st), blockCacheControl(n))
 }
 
 // handleEsploraBlockHeader godoc
@@ -417,7 +430,7 @@ func (s *Server) handleEsploraBlocksTip(w http.ResponseWriter, r *http.Request) 
 // handleEsploraBlocks godoc
 //
 //	@Summary		Esplora: ten blocks down from a height
-//	@Description	electrs' BlockValue of up to 10 active-chain blocks, from start_height down toward genesis; a start_height that is not a decimal integer means the tip, as in electrs (so /api/blocks/tip is the list from the tip). 404 "Block not found" above the tip. The list stops before the first block whose data is no longer kept (404 when that is the first).
+//	@Description	electrs' BlockValue of up to 10 active-chain blocks, from start_height down toward genesis; a start_height that is not a decimal integer means the tip, as in electrs (so /api/blocks/tip is the list from the tip). 404 "Block not found" above the tip. tx_count, size and weight come from the block index; the list stops before the first block whose index entry lacks them (written before utxod kept them) and whose data is no longer kept (404 when that is the first).
 //	@Tags			esplora
 //	@Produce		json
 //	@Param			start_height	path		string	true	"height of the first block"
@@ -462,8 +475,8 @@ func (s *Server) handleEsploraBlocks(w http.ResponseWriter, r *http.Request) {
 }
 
 // esploraBlockList is electrs' blocks(): up to esploraBlockLimit blocks
-// from start down its ancestry, ending before the first whose data is not
-// kept. whole is false when the active chain no longer links them.
+// from start down its ancestry, ending before the first without stats in
+// the index or kept data. whole is false when the active chain no longer links them.
 func (s *Server) esploraBlockList(start chainstate.BlockInfo) (out []EsploraBlock, whole bool, err error) {
 	out = make([]EsploraBlock, 0, esploraBlockLimit)
 	want := start.Hash
@@ -472,18 +485,22 @@ func (s *Server) esploraBlockList(start chainstate.BlockInfo) (out []EsploraBloc
 		if !ok || n.Hash != want {
 			return nil, false, nil
 		}
-		raw, err := s.rawBlock(n.Hash)
-		if errors.Is(err, store.ErrNoBlock) {
-			break
+		st := n.Stats
+		if st == (validate.BlockStats{}) { // an entry written without them
+			raw, err := s.rawBlock(n.Hash)
+			if errors.Is(err, store.ErrNoBlock) {
+				break
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			b, err := wire.ParseBlock(raw)
+			if err != nil {
+				return nil, false, err
+			}
+			st = validate.StatsOf(b)
 		}
-		if err != nil {
-			return nil, false, err
-		}
-		b, err := wire.ParseBlock(raw)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, esploraBlockValue(n, b))
+		out = append(out, esploraBlockValue(n, st))
 		want = n.Header.PrevBlock
 	}
 	return out, true, nil

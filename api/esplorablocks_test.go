@@ -141,7 +141,8 @@ func TestEsploraBlocks(t *testing.T) {
 }
 
 // A block whose data is no longer kept: the routes needing only the index
-// answer, the others are electrs' 404, and /blocks ends before it.
+// answer (/block/:hash and /blocks too: the index keeps tx_count, size and
+// weight), the others are electrs' 404.
 func TestEsploraBlocksPruned(t *testing.T) {
 	blocks := mainnetBlocks(t)
 	p := params.MainNet()
@@ -166,20 +167,30 @@ func TestEsploraBlocksPruned(t *testing.T) {
 		{"/api/block/" + b2 + "/header", 200},
 		{"/api/block/" + b2 + "/status", 200},
 		{"/api/block-height/2", 200},
-		{"/api/block/" + b2, 404},
+		{"/api/block/" + b2, 200},
 		{"/api/block/" + b2 + "/raw", 404},
 		{"/api/block/" + b2 + "/txids", 404},
 		{"/api/block/" + b2 + "/txid/0", 404},
-		{"/api/blocks/2", 404},
+		{"/api/blocks/2", 200},
 	} {
 		rec := do(t, s, "GET", tc.target, nil)
 		if rec.Code != tc.code || (tc.code == 404 && rec.Body.String() != "Block not found") {
 			t.Errorf("%s: %d %q", tc.target, rec.Code, rec.Body)
 		}
 	}
-	var kept []EsploraBlock
-	decodeJSON(t, do(t, s, "GET", "/api/blocks/20", nil), &kept)
-	if len(kept) == 0 || len(kept) == 10 || kept[len(kept)-1].Height <= 2 {
-		t.Errorf("/api/blocks/20 listed %d blocks", len(kept))
+	// Block 2 is 215 bytes, one transaction, no witness.
+	var v EsploraBlock
+	decodeJSON(t, do(t, s, "GET", "/api/block/"+b2, nil), &v)
+	if v.ID != b2 || v.Height != 2 || v.TxCount != 1 || v.Size != 215 || v.Weight != 860 {
+		t.Errorf("/api/block/%s: %+v", b2, v)
+	}
+	var list []EsploraBlock
+	decodeJSON(t, do(t, s, "GET", "/api/blocks/2", nil), &list)
+	if len(list) != 3 || list[0].ID != b2 || list[0].Size != 215 || list[0].Weight != 860 || list[2].Size != 285 {
+		t.Errorf("/api/blocks/2: %+v", list)
+	}
+	decodeJSON(t, do(t, s, "GET", "/api/blocks/20", nil), &list)
+	if len(list) != 10 || list[9].Height != 11 {
+		t.Errorf("/api/blocks/20 listed %d blocks", len(list))
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"utxod/descriptor"
 	"utxod/events"
@@ -98,6 +100,32 @@ type eventService struct {
 	hub  *events.Hub
 	subs *events.Registry
 	lim  events.Limits
+	// delivery observes each live batch's delay (metrics.registerEvents).
+	delivery prometheus.Histogram
+	// shared is the SSE frame of the last one-message batch written: the
+	// Hub hands the same batch (a block's marker, or the id-only advance)
+	// to every stream with nothing else in the block, so its frame is
+	// built once per block, not once per stream.
+	shared atomic.Pointer[sharedFrame]
+}
+
+// sharedFrame is a one-message batch's SSE frame, by the batch's first
+// element (the memo keeps the batch alive, so the address is not reused).
+type sharedFrame struct {
+	key   *events.Message
+	frame []byte
+}
+
+// frame is the SSE frame of a one-message batch, shared while the Hub
+// shares the batch.
+func (e *eventService) frame(batch []events.Message) []byte {
+	key := &batch[0]
+	if f := e.shared.Load(); f != nil && f.key == key {
+		return f.frame
+	}
+	f := &sharedFrame{key, appendSSE(nil, batch[0])}
+	e.shared.Store(f)
+	return f.frame
 }
 
 func newEventService(cfg Config) *eventService {
@@ -280,17 +308,28 @@ func (s *Server) serveEventsSSE(w http.ResponseWriter, r *http.Request, st *even
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
+	var deadline time.Time
 	write := func(batch []events.Message) error {
-		// The batch's frames in one write, which gets eventWriteIdle.
-		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteIdle))
-		buf := ssePool.Get().(*[]byte)
-		b := (*buf)[:0]
-		for _, m := range batch {
-			b = appendSSE(b, m)
+		// The batch's frames in one write, which gets eventWriteIdle (less
+		// at most a second: the deadline, a timer, moves at most once a
+		// second).
+		if now := time.Now(); deadline.Sub(now) < eventWriteIdle-time.Second {
+			deadline = now.Add(eventWriteIdle)
+			_ = rc.SetWriteDeadline(deadline)
 		}
-		_, err := w.Write(b)
-		*buf = b
-		ssePool.Put(buf)
+		var err error
+		if len(batch) == 1 && batch[0].Cursor != (events.Cursor{}) { // not a keepalive
+			_, err = w.Write(s.events.frame(batch))
+		} else {
+			buf := ssePool.Get().(*[]byte)
+			b := (*buf)[:0]
+			for _, m := range batch {
+				b = appendSSE(b, m)
+			}
+			_, err = w.Write(b)
+			*buf = b
+			ssePool.Put(buf)
+		}
 		if err != nil {
 			return err
 		}
@@ -308,11 +347,12 @@ func (s *Server) serveEventsSSE(w http.ResponseWriter, r *http.Request, st *even
 	for {
 		select {
 		case batch := <-st.Messages():
-			err := write(batch)
-			st.Received(len(batch))
+			err := write(batch.Messages)
+			st.Received(len(batch.Messages))
 			if err != nil {
 				return
 			}
+			s.events.delivery.Observe(time.Since(batch.Announced).Seconds())
 		case <-keep.C:
 			if write([]events.Message{{}}) != nil { // a keepalive comment
 				return
@@ -387,11 +427,12 @@ func (s *Server) serveEventsWS(w http.ResponseWriter, r *http.Request, st *event
 	for {
 		select {
 		case batch := <-st.Messages():
-			err := write(batch)
-			st.Received(len(batch))
+			err := write(batch.Messages)
+			st.Received(len(batch.Messages))
 			if err != nil {
 				return
 			}
+			s.events.delivery.Observe(time.Since(batch.Announced).Seconds())
 		case <-keep.C:
 			pctx, cancel := context.WithTimeout(ctx, eventWriteIdle)
 			err := c.Ping(pctx)

@@ -245,6 +245,19 @@ func TestEventsEndToEnd(t *testing.T) {
 			t.Errorf("ws message %d: %s", i, b)
 		}
 	}
+	// /metrics: both streams open, their deliveries timed (2 blocks each).
+	resp, err := http.Get(n.ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m bytes.Buffer
+	m.ReadFrom(resp.Body)
+	for _, want := range []string{"\nutxod_events_streams 2\n", "\nutxod_events_delivery_seconds_count 4\n", "\nutxod_events_cut_off_total 0\n"} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
+		}
+	}
 }
 
 // reorgNet mines a chain whose blocks pay the watched script, for reorgs.

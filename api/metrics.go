@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"utxod/events"
 )
 
 // metrics holds the server's Prometheus collectors, registered on a
@@ -67,6 +69,30 @@ func newMetrics(cacheBytes func() float64, tipHeight func() float64) *metrics {
 		}, tipHeight))
 	}
 	return m
+}
+
+// registerEvents adds the event streams' metrics and returns the delivery
+// histogram: per live batch written to a stream, the time from the
+// chainstate's announcement of the block to the end of the write (the
+// server's share of an event's latency; the network and the client add
+// theirs).
+func (m *metrics) registerEvents(hub *events.Hub) prometheus.Histogram {
+	delivery := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "utxod", Name: "events_delivery_seconds",
+		Help:    "Event streams: time from a block's announcement to the hub to the end of a stream's write of its events, per stream and block.",
+		Buckets: []float64{.001, .002, .005, .01, .02, .03, .05, .075, .1, .15, .2, .3, .5, .75, 1, 2, 5},
+	})
+	m.reg.MustRegister(delivery,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "utxod", Name: "events_streams", Help: "Open event streams (SSE, WebSocket, webhooks)."},
+			func() float64 { _, n := hub.Watched(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "utxod", Name: "events_watched", Help: "Scripts and outpoints the open event streams watch."},
+			func() float64 { n, _ := hub.Watched(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "utxod", Name: "events_cut_off_total", Help: "Event streams cut off because their client did not keep up."},
+			func() float64 { return float64(hub.Stats().CutOff.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "utxod", Name: "events_fanout_seconds", Help: "The last block's fan-out: from its announcement to the last stream's queue."},
+			func() float64 { return time.Duration(hub.Stats().Fanout.Load()).Seconds() }),
+	)
+	return delivery
 }
 
 func (m *metrics) handler() http.Handler {

@@ -158,6 +158,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.addr = newAddrService(cfg)
 	s.events = newEventService(cfg)
+	if s.events != nil {
+		s.events.delivery = s.metrics.registerEvents(cfg.Events)
+	}
 	s.docsUI = newDocsUI()
 	s.metricsHandler = s.metrics.handler()
 	s.handler = s.routes()
@@ -312,7 +315,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // handleMetrics godoc
 //
 //	@Summary		Prometheus metrics
-//	@Description	Blocks processed and rejected (by Core reject reason), validation and flush latency histograms, HTTP request counts and latencies by route, tip height, Go runtime and process metrics.
+//	@Description	Blocks processed and rejected (by Core reject reason), validation and flush latency histograms, event streams (open streams, watched scripts, cut-offs, the delay from a block's announcement to each stream's write), HTTP request counts and latencies by route, tip height, Go runtime and process metrics.
 //	@Tags			operations
 //	@Produce		plain
 //	@Success		200

@@ -98,6 +98,7 @@ func (v *activeView) info(e *viewEntry) BlockInfo {
 		ChainWork:     n.ChainWork,
 		Status:        e.status,
 		RejectReason:  e.reason,
+		Stats:         n.Stats, // set before the block joined the active chain
 		MedianTime:    e.mtp,
 		InActiveChain: true,
 		TipHeight:     v.height,

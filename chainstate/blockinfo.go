@@ -27,6 +27,10 @@ type BlockInfo struct {
 	ChainWork    *big.Int
 	Status       validate.BlockStatus
 	RejectReason string // Core reject reason when Status has StatusFailed
+	// Stats are the block's transaction count, size and weight, zero when
+	// unknown (its data never accepted, or an index entry persisted
+	// without them).
+	Stats validate.BlockStats
 	// MedianTime is the block's median-time-past (Core's
 	// GetMedianTimePast).
 	MedianTime int64
@@ -52,6 +56,7 @@ func (cs *Chainstate) infoLocked(n *validate.BlockNode) BlockInfo {
 		ChainWork:    n.ChainWork,
 		Status:       n.Status,
 		RejectReason: n.RejectReason,
+		Stats:        n.Stats,
 		MedianTime:   n.MedianTimePast(),
 		TipHeight:    cs.chain.Tip().Height,
 		TipHash:      cs.chain.Tip().Hash,

@@ -355,7 +355,7 @@ func (cs *Chainstate) process(b *wire.Block, raw []byte) (Result, error) {
 func indexEntries(nodes []*validate.BlockNode) []validate.IndexEntry {
 	out := make([]validate.IndexEntry, len(nodes))
 	for i, n := range nodes {
-		out[i] = validate.IndexEntry{Header: n.Header, Status: n.Status, RejectReason: n.RejectReason}
+		out[i] = validate.IndexEntry{Header: n.Header, Status: n.Status, RejectReason: n.RejectReason, Stats: n.Stats}
 	}
 	return out
 }
@@ -462,6 +462,11 @@ func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
 	}
 	if err := cs.store.PutBlock(b.Hash, raw); err != nil {
 		return res, err
+	}
+	if node.Stats == (validate.BlockStats{}) {
+		// Persisted with the status below (addStatus marks the entry dirty),
+		// so they outlive the block data.
+		node.Stats = validate.StatsOf(b)
 	}
 	cs.addStatus(node, validate.StatusHaveData|validate.StatusDataValid)
 	tip := cs.chain.Tip()

@@ -140,6 +140,7 @@ type Hub struct {
 	tip          Cursor
 	recent       map[wire.Hash]*blockData
 	order        []wire.Hash // recent's keys, oldest first
+	announced    time.Time   // the block being fanned out: when the chainstate announced it
 
 	stats Stats
 }
@@ -319,6 +320,7 @@ func (h *Hub) process(j job) {
 	batches := make(map[*Stream][]Message)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.announced = j.at
 	visit := func(t *touch) {
 		if w, ok := h.scripts[t.sh]; ok {
 			m := e.script(t)
@@ -376,6 +378,7 @@ func (h *Hub) resetAll() {
 		h.tip = Cursor{Height: info.Height - 1, Hash: info.Header.PrevBlock}
 	}
 	m := Message{KindReset, h.tip, mustJSON(Reset{h.tip.Height, h.tip.Hash.String(), "a disconnected block's data was gone: its reversals are not known"})}
+	h.announced = time.Now()
 	for s := range h.streams {
 		h.deliverLocked(s, []Message{m})
 	}
@@ -405,7 +408,7 @@ func (h *Hub) deliverLocked(s *Stream, batch []Message) {
 		return
 	}
 	select {
-	case s.ch <- batch:
+	case s.ch <- Batch{batch, h.announced}:
 		s.queued.Add(int64(len(batch)))
 		h.stats.Messages.Add(int64(len(batch)))
 	default:
@@ -463,12 +466,21 @@ func (h *Hub) endLocked(s *Stream, err error) {
 	close(s.done)
 }
 
+// Batch is what a stream receives live for one block: the block's
+// messages for the stream, shared with other streams (not to be modified),
+// and when the chainstate announced the block to the Hub, which is where a
+// delivery's delay starts.
+type Batch struct {
+	Messages  []Message
+	Announced time.Time
+}
+
 // Stream is one client's subscription: the replay of what it missed, then
 // a batch of messages per block from the Hub.
 type Stream struct {
 	hub    *Hub
 	f      *Filter
-	ch     chan []Message
+	ch     chan Batch
 	queued atomic.Int64
 	done   chan struct{}
 	err    error // set before done closes
@@ -479,7 +491,7 @@ func (s *Stream) weight() int { return len(s.f.Scripts) + len(s.f.Outpoints) }
 
 // Messages delivers the live messages, a block's at a time. Call Received
 // with each batch's length once it is written.
-func (s *Stream) Messages() <-chan []Message { return s.ch }
+func (s *Stream) Messages() <-chan Batch { return s.ch }
 
 // Received frees n messages of the stream's buffer.
 func (s *Stream) Received(n int) { s.queued.Add(-int64(n)) }
@@ -511,7 +523,7 @@ func (s *Stream) Close() {
 // ErrUnknownCursor, ErrBadCursor (height and hash disagree),
 // ErrCursorTooOld.
 func (h *Hub) Subscribe(f *Filter, from *Cursor) (*Stream, error) {
-	s := &Stream{hub: h, f: f, ch: make(chan []Message, streamBatches), done: make(chan struct{})}
+	s := &Stream{hub: h, f: f, ch: make(chan Batch, streamBatches), done: make(chan struct{})}
 	h.qmu.Lock()
 	closed := h.closed
 	h.qmu.Unlock()

@@ -333,8 +333,8 @@ func (k *hookRunner) live(ctx context.Context, st *Stream) error {
 	for {
 		select {
 		case b := <-st.Messages():
-			err := k.deliver(ctx, b)
-			st.Received(len(b))
+			err := k.deliver(ctx, b.Messages)
+			st.Received(len(b.Messages))
 			if err != nil {
 				return err
 			}

@@ -88,6 +88,10 @@ type BlockNode struct {
 	ChainWork    *big.Int // sum of CalcWork over this block and its ancestors
 	Status       BlockStatus
 	RejectReason string // Core reject reason when Status has StatusFailed
+	// Stats are the block's size figures, known once its data was
+	// accepted (zero before, and for blocks persisted without them). Set
+	// once, before the block can join the active chain.
+	Stats BlockStats
 
 	skip *BlockNode // Core's pskip: an ancestor chosen for O(log n) lookups
 	seq  uint64     // arrival order; ties in chain work keep the lower
@@ -305,8 +309,28 @@ func (bi *BlockIndex) Insert(h wire.Header, status BlockStatus, reason string) (
 	return n, nil
 }
 
+// BlockStats are a block's size figures, kept in the block index so that
+// they outlive the block's data: transactions, serialized size and weight
+// (BIP141). The zero value means unknown.
+type BlockStats struct {
+	TxCount uint32
+	Size    uint32
+	Weight  uint32
+}
+
+// StatsOf computes b's BlockStats.
+func StatsOf(b *wire.Block) BlockStats {
+	stripped := wire.HeaderSize + wire.CompactSizeLen(uint64(len(b.Txs)))
+	for i := range b.Txs {
+		stripped += b.Txs[i].BaseSize()
+	}
+	return BlockStats{TxCount: uint32(len(b.Txs)), Size: uint32(len(b.Raw)), Weight: uint32(stripped*3 + len(b.Raw))}
+}
+
 // IndexEntry is one persisted block-index record for InsertAll.
 type IndexEntry struct {
+	// Stats are zero for entries persisted without them.
+	Stats        BlockStats
 	Header       wire.Header
 	Status       BlockStatus
 	RejectReason string
@@ -333,8 +357,10 @@ func (bi *BlockIndex) InsertAll(entries []IndexEntry) error {
 		// An entry already in the index (genesis) only updates its status.
 		if _, ok := bi.nodes[hashes[i]]; ok {
 			done[i] = true
-			if _, err := bi.Insert(entries[i].Header, entries[i].Status, entries[i].RejectReason); err != nil {
+			if n, err := bi.Insert(entries[i].Header, entries[i].Status, entries[i].RejectReason); err != nil {
 				orphans++
+			} else if n.Stats == (BlockStats{}) {
+				n.Stats = entries[i].Stats
 			}
 			continue
 		}
@@ -365,8 +391,10 @@ func (bi *BlockIndex) InsertAll(entries []IndexEntry) error {
 				orphans++
 				continue
 			}
-			if _, err := bi.Insert(entries[e].Header, entries[e].Status, entries[e].RejectReason); err != nil {
+			if n, err := bi.Insert(entries[e].Header, entries[e].Status, entries[e].RejectReason); err != nil {
 				orphans++
+			} else {
+				n.Stats = entries[e].Stats
 			}
 		}
 	}

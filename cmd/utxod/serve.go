@@ -46,6 +46,7 @@ type serveFlags struct {
 	utxosLimit      int
 	follow          followFlags  // --follow, --archive (follow.go)
 	webhooks        webhookFlags // --webhook, --webhooks, --webhook-secret-file (webhooks.go)
+	startProfile    func() (stop func(), err error)
 }
 
 const serveUsage = `Usage: utxod serve [flags]
@@ -96,6 +97,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.utxosLimit, "utxos-limit", api.DefaultUTXOLimit, "GET /api/address/{address}/utxo answers 400 past this many outputs, as electrs' --utxos-limit (0: no limit)")
 	f.follow.register(fs)
 	f.webhooks.register(fs)
+	f.startProfile = profileFlags(fs) // written at shutdown
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -112,6 +114,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if done {
 		return code
 	}
+	stopProfile, err := f.startProfile()
+	if err != nil {
+		return fail(stderr, "serve", 2, err)
+	}
+	defer stopProfile()
 	n, err := f.openNode(ctx, log, f.follow.tune)
 	if err != nil {
 		return fail(stderr, "serve", 1, err)

@@ -49,15 +49,36 @@ func hashKey(prefix byte, h wire.Hash) []byte {
 }
 
 // encodeIndexEntry serializes a block-index entry: header (80) ‖ status
-// (uint32 LE) ‖ reject reason (rest).
+// (uint32 LE) ‖ [0x00 ‖ tx count ‖ size ‖ weight (uint32 LE each), when
+// the stats are known] ‖ reject reason (rest). A reject reason is text
+// and never starts with 0x00, so entries written before the stats (and
+// entries without them) read as they always did.
 func encodeIndexEntry(dst []byte, e *validate.IndexEntry) []byte {
 	dst = e.Header.AppendTo(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Status))
+	if e.Stats != (validate.BlockStats{}) {
+		dst = append(dst, indexStatsMark)
+		dst = binary.LittleEndian.AppendUint32(dst, e.Stats.TxCount)
+		dst = binary.LittleEndian.AppendUint32(dst, e.Stats.Size)
+		dst = binary.LittleEndian.AppendUint32(dst, e.Stats.Weight)
+	}
 	return append(dst, e.RejectReason...)
 }
 
+// indexStatsMark opens the stats of an index entry.
+const (
+	indexStatsMark = 0x00
+	indexStatsSize = 1 + 3*4
+)
+
 // indexEntrySize is the length of e's encodeIndexEntry.
-func indexEntrySize(e *validate.IndexEntry) int { return wire.HeaderSize + 4 + len(e.RejectReason) }
+func indexEntrySize(e *validate.IndexEntry) int {
+	n := wire.HeaderSize + 4 + len(e.RejectReason)
+	if e.Stats != (validate.BlockStats{}) {
+		n += indexStatsSize
+	}
+	return n
+}
 
 // decodeIndexEntry parses encodeIndexEntry's output.
 func decodeIndexEntry(v []byte) (validate.IndexEntry, error) {
@@ -68,11 +89,21 @@ func decodeIndexEntry(v []byte) (validate.IndexEntry, error) {
 	if err != nil {
 		return validate.IndexEntry{}, err
 	}
-	return validate.IndexEntry{
-		Header:       h,
-		Status:       validate.BlockStatus(binary.LittleEndian.Uint32(v[wire.HeaderSize:])),
-		RejectReason: string(v[wire.HeaderSize+4:]),
-	}, nil
+	e := validate.IndexEntry{Header: h, Status: validate.BlockStatus(binary.LittleEndian.Uint32(v[wire.HeaderSize:]))}
+	rest := v[wire.HeaderSize+4:]
+	if len(rest) > 0 && rest[0] == indexStatsMark {
+		if len(rest) < indexStatsSize {
+			return validate.IndexEntry{}, fmt.Errorf("kvstore: index entry's stats of %d bytes", len(rest))
+		}
+		e.Stats = validate.BlockStats{
+			TxCount: binary.LittleEndian.Uint32(rest[1:]),
+			Size:    binary.LittleEndian.Uint32(rest[5:]),
+			Weight:  binary.LittleEndian.Uint32(rest[9:]),
+		}
+		rest = rest[indexStatsSize:]
+	}
+	e.RejectReason = string(rest)
+	return e, nil
 }
 
 // Load implements store.Store.

@@ -1,0 +1,11 @@
+package main
+
+import (
+	"testing"
+
+	"utxod/internal/cli/clitest"
+)
+
+func TestConventions(t *testing.T) {
+	clitest.Conventions(t, "eventsbench", run)
+}
