@@ -9,6 +9,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"golang.org/x/crypto/ripemd160" //nolint:staticcheck // P2PKH's HASH160 needs RIPEMD-160
 
+	libsecp "utxod/internal/secp256k1"
 	"utxod/wire"
 )
 
@@ -94,53 +95,109 @@ func ComputeTweak(tx *wire.Tx, prevoutScripts [][]byte) (tweak [TweakSize]byte, 
 		return tweak, false, nil
 	}
 
-	sum, smallest, ok := sumInputKeys(tx, prevoutScripts)
+	var buf [8][33]byte
+	keys, smallest, ok := inputKeys(tx, prevoutScripts, buf[:0])
 	if !ok {
 		return tweak, false, nil
 	}
+	if libsecp.Library != "" {
+		tweak, ok = tweakLibsecp(keys, &smallest)
+	} else {
+		tweak, ok = tweakDecred(keys, &smallest)
+	}
+	return tweak, ok, nil
+}
 
-	// input_hash = hash_BIP0352/Inputs(outpoint_L || ser_P(A)), hashed from
-	// one stack buffer: tag hash twice, outpoint, point.
+// inputHash is hash_BIP0352/Inputs(outpoint_L || ser_P(A)), hashed from one
+// stack buffer: tag hash twice, outpoint, point.
+func inputHash(smallest *[outpointSize]byte, serA *[33]byte) [32]byte {
 	var msg [64 + outpointSize + TweakSize]byte
 	copy(msg[:32], inputsTag[:])
 	copy(msg[32:64], inputsTag[:])
 	copy(msg[64:], smallest[:])
-	putCompressed(msg[64+outpointSize:], &sum)
-	inputHash := sha256.Sum256(msg[:])
+	copy(msg[64+outpointSize:], serA[:])
+	return sha256.Sum256(msg[:])
+}
+
+// tweakLibsecp is the tweak from the candidate keys through libsecp256k1
+// (internal/secp256k1): A = Σ keys that parse, then input_hash·A. ok is
+// false when A is infinity (or no key parses) or input_hash is not a valid
+// scalar. Only with libsecp.Library != "".
+func tweakLibsecp(keys [][33]byte, smallest *[outpointSize]byte) (tweak [TweakSize]byte, ok bool) {
+	var A libsecp.Pubkey
+	serA, ok := libsecp.PubkeyCombine(keys, &A)
+	if !ok {
+		return tweak, false
+	}
+	h := inputHash(smallest, &serA)
+	return libsecp.PubkeyTweakMul(&A, &h)
+}
+
+// tweakDecred is tweakLibsecp in pure Go (decred), the fallback without
+// cgo; the two give the same results (TestTweakArmsAgree).
+func tweakDecred(keys [][33]byte, smallest *[outpointSize]byte) (tweak [TweakSize]byte, ok bool) {
+	sum, ok := sumKeys(keys)
+	if !ok {
+		return tweak, false
+	}
+	var serA [33]byte
+	putCompressed(serA[:], &sum)
+	h := inputHash(smallest, &serA)
 
 	var s secp256k1.ModNScalar
-	if overflow := s.SetBytes(&inputHash); overflow != 0 || s.IsZero() {
-		return tweak, false, nil
+	if overflow := s.SetBytes(&h); overflow != 0 || s.IsZero() {
+		return tweak, false
 	}
 	var t secp256k1.JacobianPoint
 	secp256k1.ScalarMultNonConst(&s, &sum, &t)
 	if isInfinity(&t) { // impossible for a nonzero scalar and a point of prime order
-		return tweak, false, nil
+		return tweak, false
 	}
 	t.ToAffine()
 	putCompressed(tweak[:], &t)
-	return tweak, true, nil
+	return tweak, true
 }
 
-// sumInputKeys returns A, the sum of the public keys of tx's inputs from the
-// "Inputs For Shared Secret Derivation" list, as an affine point, and the
-// smallest serialized outpoint among all inputs. ok is false when an input
-// spends a SegWit version > 1 output, no input has a key, or A is the point
-// at infinity. len(prevoutScripts) must be len(tx.Inputs).
-func sumInputKeys(tx *wire.Tx, prevoutScripts [][]byte) (sum secp256k1.JacobianPoint, smallest [outpointSize]byte, ok bool) {
-	var (
-		key   secp256k1.JacobianPoint
-		nKeys int
-		op    [outpointSize]byte
-		h160  *hash160er
-	)
+// sumKeys returns A, the sum of the keys that parse as compressed points,
+// as an affine point; ok is false when none parses or A is infinity.
+func sumKeys(keys [][33]byte) (sum secp256k1.JacobianPoint, ok bool) {
+	var key secp256k1.JacobianPoint
+	n := 0
 	// sum starts as the point at infinity (all zero), which AddNonConst
 	// treats as the identity.
+	for i := range keys {
+		if !parseCompressed(keys[i][:], &key) {
+			continue
+		}
+		secp256k1.AddNonConst(&sum, &key, &sum)
+		n++
+	}
+	if n == 0 || isInfinity(&sum) {
+		return sum, false
+	}
+	sum.ToAffine()
+	return sum, true
+}
+
+// inputKeys appends to keys the public keys, as SEC1 compressed encodings
+// (x-only taproot keys as 0x02 || x), of tx's inputs from the "Inputs For
+// Shared Secret Derivation" list, and returns the smallest serialized
+// outpoint among all inputs. The encodings are not checked to be points:
+// both arithmetic arms skip those that do not parse, which makes their
+// inputs ineligible, as reference.py does. ok is false when an input
+// spends a SegWit version > 1 output or no input has a key.
+// len(prevoutScripts) must be len(tx.Inputs).
+func inputKeys(tx *wire.Tx, prevoutScripts [][]byte, keys [][33]byte) (_ [][33]byte, smallest [outpointSize]byte, ok bool) {
+	var (
+		op   [outpointSize]byte
+		h160 *hash160er
+		key  [33]byte
+	)
 	for i := range tx.Inputs {
 		in := &tx.Inputs[i]
 		spk := prevoutScripts[i]
 		if v, isWit := witnessVersion(spk); isWit && v > 1 {
-			return sum, smallest, false
+			return keys, smallest, false
 		}
 		putOutpoint(&op, in)
 		if i == 0 || bytes.Compare(op[:], smallest[:]) < 0 {
@@ -149,26 +206,21 @@ func sumInputKeys(tx *wire.Tx, prevoutScripts [][]byte) (sum secp256k1.JacobianP
 		if isP2PKH(spk) && h160 == nil {
 			h160 = newHash160er()
 		}
-		if !inputKey(in, spk, h160, &key) {
-			continue
+		if inputKey(in, spk, h160, &key) {
+			keys = append(keys, key)
 		}
-		secp256k1.AddNonConst(&sum, &key, &sum)
-		nKeys++
 	}
-	if nKeys == 0 || isInfinity(&sum) {
-		return sum, smallest, false
-	}
-	sum.ToAffine()
-	return sum, smallest, true
+	return keys, smallest, len(keys) > 0
 }
 
-// inputKey sets p (affine, Z=1) to the public key of input in spending spk
-// and reports whether the input is one of the BIP's "Inputs For Shared
-// Secret Derivation", following reference.py's get_pubkey_from_input.
-func inputKey(in *wire.TxIn, spk []byte, h *hash160er, p *secp256k1.JacobianPoint) bool {
+// inputKey sets key to the public key of input in spending spk (compressed
+// encoding, not checked to be a point) and reports whether the input is one
+// of the BIP's "Inputs For Shared Secret Derivation", following
+// reference.py's get_pubkey_from_input.
+func inputKey(in *wire.TxIn, spk []byte, h *hash160er, key *[33]byte) bool {
 	switch {
 	case isP2PKH(spk):
-		return p2pkhKey(in.Script, spk[3:23], h, p)
+		return p2pkhKey(in.Script, spk[3:23], h, key)
 	case isP2SH(spk):
 		// P2SH-P2WPKH: the scriptSig is the push of a P2WPKH redeem script
 		// (0x16 0x00 0x14 <20 bytes>); the key is the last witness item.
@@ -176,9 +228,9 @@ func inputKey(in *wire.TxIn, spk []byte, h *hash160er, p *secp256k1.JacobianPoin
 		if len(ss) != 23 || ss[0] != 0x16 || !isP2WPKH(ss[1:]) {
 			return false
 		}
-		return lastWitnessKey(in.Witness, p)
+		return lastWitnessKey(in.Witness, key)
 	case isP2WPKH(spk):
-		return lastWitnessKey(in.Witness, p)
+		return lastWitnessKey(in.Witness, key)
 	case isP2TR(spk):
 		w := in.Witness
 		if len(w) == 0 {
@@ -195,7 +247,9 @@ func inputKey(in *wire.TxIn, spk []byte, h *hash160er, p *secp256k1.JacobianPoin
 				return false
 			}
 		}
-		return liftX(spk[2:34], false, p)
+		key[0] = 0x02 // the output key, taken as even-Y
+		copy(key[1:], spk[2:34])
+		return true
 	}
 	return false
 }
@@ -203,31 +257,39 @@ func inputKey(in *wire.TxIn, spk []byte, h *hash160er, p *secp256k1.JacobianPoin
 // p2pkhKey searches scriptSig from the end for a 33-byte window that is a
 // compressed public key whose HASH160 is keyHash, as the BIP requires for
 // malleated scriptSigs. Windows not starting with 0x02 or 0x03 cannot parse
-// as compressed keys and are not hashed; otherwise the first window (from
-// the end) that hashes to keyHash and parses is the key, as in
-// reference.py.
-func p2pkhKey(scriptSig, keyHash []byte, h *hash160er, p *secp256k1.JacobianPoint) bool {
+// as compressed keys and are not hashed; the first window (from the end)
+// that hashes to keyHash is the key. reference.py goes on searching when
+// that window does not parse as a point, but any other window hashing to
+// keyHash would be the same 33 bytes (short of a HASH160 collision), so
+// leaving the parse to the arithmetic, which then skips the input, is the
+// same.
+func p2pkhKey(scriptSig, keyHash []byte, h *hash160er, key *[33]byte) bool {
 	for i := len(scriptSig); i >= 33; i-- {
 		w := scriptSig[i-33 : i]
 		if w[0] != 0x02 && w[0] != 0x03 {
 			continue
 		}
-		if sum := h.sum(w); !bytes.Equal(sum[:], keyHash) {
-			continue
-		}
-		if parseCompressed(w, p) {
+		if sum := h.sum(w); bytes.Equal(sum[:], keyHash) {
+			copy(key[:], w)
 			return true
 		}
 	}
 	return false
 }
 
-// lastWitnessKey parses the last witness item as a compressed public key.
-func lastWitnessKey(w [][]byte, p *secp256k1.JacobianPoint) bool {
+// lastWitnessKey takes the last witness item if it has a compressed key's
+// form (33 bytes, 0x02 or 0x03 first); uncompressed and hybrid keys are
+// refused.
+func lastWitnessKey(w [][]byte, key *[33]byte) bool {
 	if len(w) == 0 {
 		return false
 	}
-	return parseCompressed(w[len(w)-1], p)
+	b := w[len(w)-1]
+	if len(b) != 33 || (b[0] != 0x02 && b[0] != 0x03) {
+		return false
+	}
+	copy(key[:], b)
+	return true
 }
 
 // parseCompressed sets p to the SEC1 compressed point b (0x02/0x03 || x).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
+	libsecp "utxod/internal/secp256k1"
 	"utxod/wire"
 )
 
@@ -308,11 +309,18 @@ func TestBIP352ReceivingVectors(t *testing.T) {
 				}
 			}
 			if exp.InputPubKeySum != nil {
-				A, _, okA := sumInputKeys(tx, prevouts)
+				keys, _, _ := inputKeys(tx, prevouts, nil)
+				A, okA := sumKeys(keys)
 				if !okA {
 					t.Errorf("case %d/%d %q: no input key sum", ci, ri, c.Comment)
 				} else if got := serP(&A); hex.EncodeToString(got[:]) != *exp.InputPubKeySum {
 					t.Errorf("case %d/%d %q: A %x, want %s", ci, ri, c.Comment, got, *exp.InputPubKeySum)
+				}
+				if libsecp.Library != "" {
+					var pk libsecp.Pubkey
+					if got, ok := libsecp.PubkeyCombine(keys, &pk); !ok || hex.EncodeToString(got[:]) != *exp.InputPubKeySum {
+						t.Errorf("case %d/%d %q: libsecp256k1's A %x (%v), want %s", ci, ri, c.Comment, got, ok, *exp.InputPubKeySum)
+					}
 				}
 			}
 
