@@ -31,9 +31,9 @@ build: deps-build
 test: deps-test vet
 	$(GO) test -tags '$(TAGS)' -count=1 -timeout 30m ./...
 	$(GO) test -tags '$(TAGS)' -race -short -count=1 ./api/ ./chainstate/
-	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/... ./utxo/...
+	$(GO) test -tags 'purego' -count=1 ./merkle/... ./wire/... ./utxo/... ./silentpayments/
 	$(GO) test -count=1 ./backends/rocksdb/ ./cmd/utxod/ -run 'Stub|Help|BadFlags|Missing'
-	$(GO) test -tags '$(TAGS) syssecp256k1' -count=1 ./internal/secp256k1/ ./script/
+	$(GO) test -tags '$(TAGS) syssecp256k1' -count=1 ./internal/secp256k1/ ./script/ ./silentpayments/
 	$(MAKE) fuzz-short
 
 # Bounded fuzzing in CI: each target a few seconds beyond its seed corpus

@@ -32,6 +32,10 @@
 //		// index tweak with outs (cut-through) and maxValue (dust filter)
 //	}
 //
-// Point arithmetic uses github.com/decred/dcrd/dcrec/secp256k1/v4 in
-// variable time, which is fine here: every value involved is public.
+// Point arithmetic (the sum A and input_hash·A) goes through libsecp256k1
+// (utxod/internal/secp256k1) when the build has it, about 3.5× faster, and
+// otherwise (no cgo, or the purego tag) through
+// github.com/decred/dcrd/dcrec/secp256k1/v4; both give the same results
+// (TestTweakArmsAgree). Both run in variable time, which is fine here:
+// every value involved is public.
 package silentpayments

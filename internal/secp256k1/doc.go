@@ -1,6 +1,7 @@
 // Package secp256k1 is libsecp256k1 through cgo: the ECDSA, BIP340 Schnorr
-// and taproot-tweak checks the script engine's default verifier makes, and
-// the ECDSA signer the corpus generator uses.
+// and taproot-tweak checks the script engine's default verifier makes, the
+// ECDSA signer the corpus generator uses, and the point sum and scalar
+// multiplication of silent payments' tweaks (PubkeyCombine, PubkeyTweakMul).
 //
 // Two builds of the C library are selectable, like Bitcoin Core, which
 // compiles the copy of libsecp256k1 in its source tree:
@@ -14,8 +15,9 @@
 //     libsecp256k1-dev, 0.2.0 on bookworm), the arm the bundled copy was
 //     gated against (bench/decisions.md).
 //
-// Without cgo or with the purego tag the package holds only Library ("")
-// and callers use the pure-Go decred code.
+// Without cgo or with the purego tag the package holds Library ("") and
+// PubkeyCombine and PubkeyTweakMul stubs that always fail; callers check
+// Library and use the pure-Go decred code.
 //
 // All functions are safe for concurrent use: they share one context that
 // is created at init and never modified. Slices and arrays passed in are
