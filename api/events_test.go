@@ -246,17 +246,30 @@ func TestEventsEndToEnd(t *testing.T) {
 		}
 	}
 	// /metrics: both streams open, their deliveries timed (2 blocks each).
-	resp, err := http.Get(n.ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m bytes.Buffer
-	m.ReadFrom(resp.Body)
-	for _, want := range []string{"\nutxod_events_streams 2\n", "\nutxod_events_delivery_seconds_count 4\n", "\nutxod_events_cut_off_total 0\n"} {
-		if !strings.Contains(m.String(), want) {
-			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
+	// A delivery is observed once its write returned, which may be after
+	// the client read it: poll a little.
+	wants := []string{"\nutxod_events_streams 2\n", "\nutxod_events_delivery_seconds_count 4\n", "\nutxod_events_cut_off_total 0\n"}
+	var missing []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get(n.ts.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
 		}
+		var m bytes.Buffer
+		m.ReadFrom(resp.Body)
+		resp.Body.Close()
+		missing = missing[:0]
+		for _, want := range wants {
+			if !strings.Contains(m.String(), want) {
+				missing = append(missing, strings.TrimSpace(want))
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, w := range missing {
+		t.Errorf("/metrics lacks %q", w)
 	}
 }
 

@@ -222,8 +222,9 @@ func parseHashStr(s string) (wire.Hash, bool) {
 	return h, err == nil
 }
 
-// BlockHeader is Core's blockheaderToJSON (Core 29 fields). nTx is 0: the
-// block index does not record transaction counts.
+// BlockHeader is Core's blockheaderToJSON (Core 29 fields). nTx is the
+// block's transaction count once its data was accepted, 0 for a header
+// alone, as Core's CBlockIndex::nTx.
 type BlockHeader struct {
 	Hash              string    `json:"hash"`
 	Confirmations     int32     `json:"confirmations"`
@@ -246,7 +247,7 @@ type BlockHeader struct {
 // restHeaders godoc
 //
 //	@Summary		Block headers upward from a block (Core REST)
-//	@Description	Bitcoin Core REST /rest/headers/{hash}.{bin|hex|json}?count=N (default 5, 1-2000); the deprecated /rest/headers/{count}/{hash}.{ext} form is served too. Empty when the block is unknown or not on the active chain. bin is the 80-byte headers concatenated; hex is that in hex plus a newline. JSON nTx is 0 (not recorded by the index).
+//	@Description	Bitcoin Core REST /rest/headers/{hash}.{bin|hex|json}?count=N (default 5, 1-2000); the deprecated /rest/headers/{count}/{hash}.{ext} form is served too. Empty when the block is unknown or not on the active chain. bin is the 80-byte headers concatenated; hex is that in hex plus a newline. JSON nTx is 0 for a block known only by its header, as Core.
 //	@Tags			core-rest
 //	@Produce		json
 //	@Produce		octet-stream
@@ -333,6 +334,7 @@ func headerJSON(n chainstate.BlockInfo) BlockHeader {
 		Target:        targetHex(n.Header.Bits),
 		Difficulty:    coreFloat(difficulty(n.Header.Bits)),
 		ChainWork:     hex64(n.ChainWork),
+		NTx:           n.Stats.TxCount,
 	}
 	if n.Height > 0 {
 		bh.PreviousBlockHash = n.Header.PrevBlock.String()

@@ -183,13 +183,14 @@ func TestRESTHeaders(t *testing.T) {
 			}
 		})
 	}
-	// Core's blockheaderToJSON fields for block 1, in order.
+	// Core's blockheaderToJSON fields for block 1, in order (nTx is
+	// CBlockIndex::nTx, the one transaction of block 1).
 	rec := do(t, s, "GET", "/rest/headers/"+hash(1)+".json?count=1", nil)
 	body := strings.TrimSuffix(rec.Body.String(), "\n")
 	want := `[{"hash":"00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048","confirmations":20,"height":1,"version":1,"versionHex":"00000001",` +
 		`"merkleroot":"0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098","time":1231469665,"mediantime":1231469665,"nonce":2573394689,` +
 		`"bits":"1d00ffff","target":"00000000ffff0000000000000000000000000000000000000000000000000000","difficulty":1,` +
-		`"chainwork":"0000000000000000000000000000000000000000000000000000000200020002","nTx":0,` +
+		`"chainwork":"0000000000000000000000000000000000000000000000000000000200020002","nTx":1,` +
 		`"previousblockhash":"000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f","nextblockhash":"000000006a625f06636b8bb6ac7b960a8d03705d1ace08b1a19da3fdcc99ddbd"}]`
 	if body != want {
 		t.Fatalf("json\n got %s\nwant %s", body, want)
