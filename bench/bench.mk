@@ -151,3 +151,16 @@ SEED ?= 1
 gen-mainnet:
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
 	$(BIN)/mainnetgen --coins $(N) --seed $(SEED) --network regtest --out $(OUT)
+
+# Bitcoin Core beside utxod (opt-in; CI never needs it; bench/results/core.md). `make core-build` builds bitcoind
+# from source (bench/scripts/build-core.sh, ≈ 20 min on 2 shared cores) and prints its path.
+# `make test-core BITCOIND=...` runs the interop test (testkit/coreinterop): utxod follows a real regtest bitcoind
+# over REST through a reorg; digests, dumptxoutset and REST answers must equal Core's.
+# `make bench-core BITCOIND=...` runs the side-by-side figures (bench/scripts/core-bench.sh).
+.PHONY: core-build test-core bench-core
+BITCOIND ?=
+core-build:
+	sh bench/scripts/build-core.sh
+test-core:
+	@test -n "$(BITCOIND)" || { echo "test-core: set BITCOIND=/path/to/bitcoind (make core-build prints it)"; exit 2; }
+	UTXOD_BITCOIND=$(abspath $(BITCOIND)) $(GO) test -count=1 -v -run TestCoreInterop ./testkit/coreinterop/
