@@ -164,3 +164,8 @@ core-build:
 test-core:
 	@test -n "$(BITCOIND)" || { echo "test-core: set BITCOIND=/path/to/bitcoind (make core-build prints it)"; exit 2; }
 	UTXOD_BITCOIND=$(abspath $(BITCOIND)) $(GO) test -count=1 -v -run TestCoreInterop ./testkit/coreinterop/
+CORE_ROUNDS ?= 3
+CORE_INPUTS ?= 440000
+bench-core: deps-build
+	@test -n "$(BITCOIND)" || { echo "bench-core: set BITCOIND=/path/to/bitcoind (make core-build prints it)"; exit 2; }
+	BIN=$(BIN) GO=$(GO) sh bench/scripts/core-bench.sh $(abspath $(BITCOIND)) $(CORE_ROUNDS) $(CORE_INPUTS)
