@@ -117,7 +117,7 @@ func readCorePhases(path string) (*CorePhases, error) {
 			p.LastTipS = s
 		case strings.Contains(msg, "Shutdown: done") || strings.Contains(msg, "Shutdown done"):
 			p.ShutdownS = s
-		case strings.Contains(msg, "assumed valid") || strings.Contains(msg, "Assuming ancestors"):
+		case strings.Contains(msg, "Disabling script verification"):
 			p.AssumeValidSkipped = true
 		}
 	}

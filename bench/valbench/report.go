@@ -92,6 +92,25 @@ func RenderMarkdown(res *Result) string {
 			ar.RSSMedianMiB, times(ar.BtcdWall), times(ar.BtcdCPU), coreCols, times(ar.WallOverFloor), times(ar.WallOverRunFloor), times(ar.CPUOverSigCPU))
 	}
 	b.WriteString("\n")
+	for _, ar := range res.Arms {
+		if ar.Kind != KindCore {
+			continue
+		}
+		var ready, loaded, tip, done []float64
+		skipped := 0
+		for _, r := range ar.Runs {
+			if p := r.CorePhases; p != nil {
+				ready, loaded, tip, done = append(ready, p.ReadyS), append(loaded, p.LoadedS), append(tip, p.LastTipS), append(done, p.ShutdownS)
+				if p.AssumeValidSkipped {
+					skipped++
+				}
+			}
+		}
+		if len(ready) > 0 {
+			fmt.Fprintf(&b, "**Core's timeline** (its debug.log, medians over %d runs, seconds from its first log line): start-up done %.2f; block file read and stored in its own block files %.2f; last tip update %.2f; shutdown done (chainstate flushed) %.2f. Script verification disabled by assume-valid in %d of them (\"Disabling script verification\").\n\n",
+				len(ready), bench.Median(ready), bench.Median(loaded), bench.Median(tip), bench.Median(done), skipped)
+		}
+	}
 	if res.Count != nil && res.VerifyCost != nil && res.Floor != nil {
 		n := res.Count.Count
 		fmt.Fprintf(&b, "**Signature floor.** A fresh import performs %s ECDSA verifications (%s of them failing) and %s Schnorr (%s failing)",

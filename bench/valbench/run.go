@@ -114,6 +114,8 @@ type RunResult struct {
 	// FloorS is the signature floor from the all-core batches timed just
 	// before and just after this run (RunFloor; 0 without a floor).
 	FloorS float64 `json:"floor_s,omitempty"`
+	// CorePhases: the core arm's debug.log timeline.
+	CorePhases *CorePhases `json:"core_phases,omitempty"`
 }
 
 // ArmResult is one arm's runs and medians.
@@ -502,6 +504,12 @@ func summarise(res *Result) {
 func parseOutput(out []byte, r *RunResult) error {
 	if d, err := bench.ParseDigests(out); err == nil {
 		r.Digests, r.Tip, r.Height = d, d.BestBlock, d.Height
+		var p struct {
+			Phases *CorePhases `json:"core_phases"`
+		}
+		if json.Unmarshal(out, &p) == nil {
+			r.CorePhases = p.Phases
+		}
 		return nil
 	}
 	b, err := bench.LastJSON(out, "tip")
