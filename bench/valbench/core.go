@@ -160,9 +160,10 @@ func coreVersion(ctx context.Context, bin string) string {
 	if err != nil {
 		return ""
 	}
-	f := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
-	if len(f) == 0 {
-		return ""
+	for _, f := range strings.Fields(strings.SplitN(string(out), "\n", 2)[0]) {
+		if len(f) > 1 && f[0] == 'v' && f[1] >= '0' && f[1] <= '9' {
+			return f
+		}
 	}
-	return f[len(f)-1]
+	return ""
 }

@@ -193,6 +193,7 @@ func commandLine(ar ArmResult, corpus string) string {
 			a = filepath.Base(a)
 		case ar.Kind == KindCore:
 			a = strings.ReplaceAll(a, datadirPlaceholder, "D")
+			a = strings.ReplaceAll(a, tipHeightPlaceholder, "TIP_HEIGHT")
 			a = strings.ReplaceAll(a, corpus, filepath.Base(corpus))
 		case ar.Kind == KindUtxod && a == ar.Store && i > 0 && ar.Argv[i-1] == "--backend":
 			a = "B"

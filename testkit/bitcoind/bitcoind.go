@@ -27,7 +27,7 @@ import (
 // regtest, no network, and regtest's costly consistency checks off
 // (../shared/README.md: -loadblock into a fresh datadir aborts with them).
 var BaseArgs = []string{"-regtest", "-listen=0", "-connect=0", "-dnsseed=0", "-fixedseeds=0", "-discover=0",
-	"-checkblockindex=0", "-checkmempool=0", "-printtoconsole=0", "-upnp=0", "-natpmp=0"}
+	"-checkblockindex=0", "-checkmempool=0", "-printtoconsole=0", "-natpmp=0"}
 
 // Node is a running bitcoind.
 type Node struct {

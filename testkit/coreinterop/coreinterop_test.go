@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,6 +37,19 @@ func buildUtxod(t *testing.T, dir string) string {
 		t.Fatalf("go build ./cmd/utxod: %v\n%s", err, out)
 	}
 	return bin
+}
+
+var nTxRE = regexp.MustCompile(`"nTx":[0-9]+`)
+
+// firstDiff shows where a and b first differ.
+func firstDiff(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("%d and %d bytes, first difference at byte %d: Core …%q…, utxod …%q…", len(a), len(b), i,
+		a[lo:min(len(a), i+120)], b[lo:min(len(b), i+120)])
 }
 
 func get(t *testing.T, url string) (int, []byte) {
@@ -187,21 +201,28 @@ func checkREST(t *testing.T, ctx context.Context, node *bitcoind.Node, s *server
 	ops := strings.Join(outpoints, "/")
 	paths = append(paths, "/rest/getutxos/"+ops+".bin", "/rest/getutxos/"+ops+".hex", "/rest/getutxos/"+ops+".json",
 		"/rest/getutxos/checkmempool/"+outpoints[0]+".json", "/rest/blockhashbyheight/999999.json")
-	same := 0
+	same, ntx := 0, 0
 	for _, p := range paths {
 		cs, cb := get(t, node.URL()+p)
 		us, ub := get(t, s.url+p)
+		// utxod's block index keeps no transaction counts: its
+		// /rest/headers JSON says nTx 0 (documented in api/rest.go).
+		if strings.HasPrefix(p, "/rest/headers/") && strings.Contains(p, ".json") && !bytes.Equal(cb, ub) &&
+			bytes.Equal(nTxRE.ReplaceAll(cb, []byte(`"nTx":0`)), ub) {
+			ntx++
+			continue
+		}
 		if cs != us || !bytes.Equal(cb, ub) {
 			if cs != 200 && us == cs { // error bodies: Core answers text/plain, utxod problem+json
 				same++
 				continue
 			}
-			t.Errorf("GET %s: Core %d %.300q, utxod %d %.300q", p, cs, cb, us, ub)
+			t.Errorf("GET %s: Core %d, utxod %d: %s", p, cs, us, firstDiff(cb, ub))
 			continue
 		}
 		same++
 	}
-	t.Logf("%d of %d REST answers byte-identical to Core's", same, len(paths))
+	t.Logf("%d of %d REST answers byte-identical to Core's; %d more (/rest/headers JSON) identical but for nTx, which utxod answers 0 (known, api/rest.go)", same, len(paths), ntx)
 
 	// /rest/spenttxouts, if utxod serves it.
 	var hash string
@@ -214,7 +235,7 @@ func checkREST(t *testing.T, ctx context.Context, node *bitcoind.Node, s *server
 			cs, cb := get(t, node.URL()+p)
 			us, ub := get(t, s.url+p)
 			if cs != us || !bytes.Equal(cb, ub) {
-				t.Errorf("GET %s: Core %d %.300q, utxod %d %.300q", p, cs, cb, us, ub)
+				t.Errorf("GET %s: Core %d, utxod %d: %s", p, cs, us, firstDiff(cb, ub))
 			}
 		}
 	}
@@ -250,11 +271,11 @@ func TestCoreInterop(t *testing.T) {
 	utxod := buildUtxod(t, dir)
 
 	// A chaingen chain of the modern profile (segwit and taproot spends) loaded into Core.
-	const genHeight = 300
-	data, sum, err := chaingen.Generate(chaingen.Config{Profile: chaingen.ProfileModern, Seed: 7, Blocks: genHeight})
+	data, sum, err := chaingen.Generate(chaingen.Config{Profile: chaingen.ProfileModern, Seed: 7, TargetInputs: 30000})
 	if err != nil {
 		t.Fatal(err)
 	}
+	genHeight := int(sum.Height)
 	corpus := filepath.Join(dir, "chain.dat")
 	if err := os.WriteFile(corpus, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -277,7 +298,7 @@ func TestCoreInterop(t *testing.T) {
 	}
 	tip := mine(5, "51")
 
-	datadir := filepath.Join(dir, "utxod")
+	datadir := filepath.Join(dir, "utxod-data")
 	srv := startServe(t, utxod, datadir, node.URL())
 	srv.waitTip(t, tip)
 	checkDigests(t, ctx, node, srv)
@@ -310,7 +331,7 @@ func TestCoreInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	ourDump := filepath.Join(dir, "utxod.utxo")
-	if out, err := exec.Command(utxod, "snapshot", "dump", "--datadir", datadir, "-o", ourDump).CombinedOutput(); err != nil {
+	if out, err := exec.Command(utxod, "snapshot", "dump", "--network", "regtest", "--datadir", datadir, "-o", ourDump).CombinedOutput(); err != nil {
 		t.Fatalf("utxod snapshot dump: %v\n%s", err, out)
 	}
 	a, _ := os.ReadFile(coreDump)

@@ -169,8 +169,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if v, err := exec.Command(*bitcoindBin, "-version").Output(); err == nil {
-		f := strings.Fields(strings.SplitN(string(v), "\n", 2)[0])
-		res.Core = f[len(f)-1]
+		for _, f := range strings.Fields(strings.SplitN(string(v), "\n", 2)[0]) {
+			if len(f) > 1 && f[0] == 'v' && f[1] >= '0' && f[1] <= '9' {
+				res.Core = f
+			}
+		}
 	}
 	want := strings.Split(*phases, ",")
 
@@ -325,7 +328,7 @@ func phaseDump(ctx context.Context, node *bitcoind.Node, plain string) error {
 			if arm == "core" {
 				s, err = timed(node.Pid(), func() error { _, err := node.Call(ctx, "dumptxoutset", f, "latest"); return err })
 			} else {
-				s, _, err = proc(*utxodBin, "snapshot", "dump", "--datadir", plain, "--backend", *backend, "-o", f)
+				s, _, err = proc(*utxodBin, "snapshot", "dump", "--network", "regtest", "--datadir", plain, "--backend", *backend, "-o", f)
 			}
 			if err != nil {
 				return err
