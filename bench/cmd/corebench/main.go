@@ -82,6 +82,7 @@ var (
 	workdir     = flag.String("workdir", "", "scratch directory (default: a temporary one)")
 	wrkSeconds  = flag.Int("wrk-seconds", 10, "duration of one wrk run")
 	wrkConns    = flag.Int("wrk-conns", 16, "wrk connections")
+	auBitcoind  = flag.String("bitcoind-assumeutxo", "", "a bitcoind whose regtest assumeutxo table has the corpus tip (bench/scripts/build-core.sh --assumeutxo): times loadtxoutset against utxod snapshot load")
 	phases      = flag.String("phases", "dump,follow,scan,rest,load", "phases to run")
 	out         = flag.String("out", "", "directory for core.json and core-bench.md")
 )
@@ -360,35 +361,69 @@ func phaseLoad(ctx context.Context, node *bitcoind.Node) error {
 	if _, err := os.Stat(snap); err != nil {
 		return errors.New("load needs the dump phase's snapshot")
 	}
-	// Core: a second node on a fresh datadir with the headers (the corpus
-	// via -loadblock would connect the blocks; loadtxoutset wants the base
-	// block's header and no chain past it) — the table check comes first.
-	n2, err := bitcoind.Start(ctx, *bitcoindBin, filepath.Join(*workdir, "core-load"))
-	if err == nil {
-		_, lerr := n2.Call(ctx, "loadtxoutset", snap)
-		msg := "accepted"
-		if lerr != nil {
-			msg = lerr.Error()
-		}
-		res.Notes = append(res.Notes, "Core loadtxoutset of that snapshot: "+msg)
-		n2.Stop(ctx)
-	}
-	for r := range *rounds {
-		d := filepath.Join(*workdir, fmt.Sprintf("load-%d", r))
-		var hs3 string
-		out, _ := exec.Command(*utxodBin, "snapshot", "verify", snap, "--json").Output()
-		var v map[string]any
-		_ = json.Unmarshal(out, &v)
-		if h, ok := v["hash_serialized_3"].(string); ok {
-			hs3 = h
-		}
-		s, _, err := proc(*utxodBin, "snapshot", "load", snap, "--datadir", d, "--backend", *backend, "--cache-mb", strconv.Itoa(*cacheMB),
-			"--expect-hash", hs3, "--height", strconv.Itoa(res.Corpus.Height), "--log-level", "warn")
-		if err != nil {
+	// The headers up to the base, which loadtxoutset needs in the index.
+	var headers []string
+	for h := 1; h <= res.Corpus.Height; h++ {
+		var hash, hdr string
+		if err := node.CallInto(ctx, &hash, "getblockhash", h); err != nil {
 			return err
 		}
-		add(s, "load", "utxod", r+1)
-		os.RemoveAll(d)
+		if err := node.CallInto(ctx, &hdr, "getblockheader", hash, false); err != nil {
+			return err
+		}
+		headers = append(headers, hdr)
+	}
+	coreLoad := func(bin string, round int) (Sample, error) {
+		d := filepath.Join(*workdir, fmt.Sprintf("core-load-%d", round))
+		defer os.RemoveAll(d)
+		n2, err := bitcoind.Start(ctx, bin, d, "-dbcache="+strconv.Itoa(*cacheMB))
+		if err != nil {
+			return Sample{}, err
+		}
+		defer n2.Stop(ctx)
+		for _, h := range headers {
+			if _, err := n2.Call(ctx, "submitheader", h); err != nil {
+				return Sample{}, err
+			}
+		}
+		var out map[string]any
+		s, err := timed(n2.Pid(), func() error { return n2.CallInto(ctx, &out, "loadtxoutset", snap) })
+		if err == nil {
+			s.Note = fmt.Sprintf("%v coins", out["coins_loaded"])
+		}
+		return s, err
+	}
+	if _, err := coreLoad(*bitcoindBin, 0); err != nil {
+		res.Notes = append(res.Notes, "stock Core's loadtxoutset of that snapshot: "+err.Error())
+	}
+	hs3 := ""
+	out, _ := exec.Command(*utxodBin, "snapshot", "verify", snap, "--json", "--network", "regtest").Output()
+	var v map[string]any
+	_ = json.Unmarshal(out, &v)
+	if h, ok := v["hash_serialized_3"].(string); ok {
+		hs3 = h
+	}
+	arms := []string{"utxod"}
+	if *auBitcoind != "" {
+		arms = []string{"core-assumeutxo", "utxod"}
+	}
+	for r := range *rounds {
+		for _, arm := range order(arms, r) {
+			var s Sample
+			var err error
+			if arm == "utxod" {
+				d := filepath.Join(*workdir, fmt.Sprintf("load-%d", r))
+				s, _, err = proc(*utxodBin, "snapshot", "load", snap, "--network", "regtest", "--datadir", d, "--backend", *backend,
+					"--cache-mb", strconv.Itoa(*cacheMB), "--expect-hash", hs3, "--height", strconv.Itoa(res.Corpus.Height), "--log-level", "warn")
+				os.RemoveAll(d)
+			} else {
+				s, err = coreLoad(*auBitcoind, r+1)
+			}
+			if err != nil {
+				return err
+			}
+			add(s, "load", arm, r+1)
+		}
 	}
 	return nil
 }
