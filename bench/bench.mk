@@ -23,6 +23,7 @@ tools: deps-build
 	$(GO) build -o $(BIN)/corerest ./testkit/cmd/corerest
 	$(GO) build -o $(BIN)/followbench ./bench/cmd/followbench
 	$(GO) build -o $(BIN)/addrbench ./bench/cmd/addrbench
+	$(GO) build -o $(BIN)/corebench ./bench/cmd/corebench
 
 # A small performance gate (bench/gate/README.md): the same import,
 # control with UTXOD_DEBUG=merklekernel=generic (bench/settings.md) vs the
