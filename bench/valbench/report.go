@@ -75,6 +75,9 @@ func RenderMarkdown(res *Result) string {
 		name := "utxod " + ar.Name
 		if ar.Kind == KindBtcd {
 			name = fmt.Sprintf("btcd %s (ffldb, full validation)", res.BtcdVersion)
+			if slices.ContainsFunc(ar.Argv, func(a string) bool { return strings.HasPrefix(a, "--checkpoint") }) {
+				name = fmt.Sprintf("btcd %s (ffldb, scripts skipped below --checkpoint)", res.BtcdVersion)
+			}
 		}
 		if ar.Kind == KindCore {
 			name = "Bitcoin Core " + res.CoreVersion + " (leveldb)"
