@@ -24,6 +24,7 @@ tools: deps-build
 	$(GO) build -o $(BIN)/followbench ./bench/cmd/followbench
 	$(GO) build -o $(BIN)/addrbench ./bench/cmd/addrbench
 	$(GO) build -o $(BIN)/eventsbench ./bench/cmd/eventsbench
+	$(GO) build -o $(BIN)/corebench ./bench/cmd/corebench
 
 # A small performance gate (bench/gate/README.md): the same import,
 # control with UTXOD_DEBUG=merklekernel=generic (bench/settings.md) vs the
@@ -164,3 +165,20 @@ SCALE_STORES ?= pebble rocksdb bbolt
 bench-scale: build
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
 	BIN=$(BIN) WORK=$(SCALE_WORK) sh bench/scripts/scale-bench.sh $(N) "$(SCALE_STORES)"
+# Bitcoin Core beside utxod (opt-in; CI never needs it; bench/results/core.md). `make core-build` builds bitcoind
+# from source (bench/scripts/build-core.sh, ≈ 20 min on 2 shared cores) and prints its path.
+# `make test-core BITCOIND=...` runs the interop test (testkit/coreinterop): utxod follows a real regtest bitcoind
+# over REST through a reorg; digests, dumptxoutset and REST answers must equal Core's.
+# `make bench-core BITCOIND=...` runs the side-by-side figures (bench/scripts/core-bench.sh).
+.PHONY: core-build test-core bench-core
+BITCOIND ?=
+core-build:
+	sh bench/scripts/build-core.sh
+test-core:
+	@test -n "$(BITCOIND)" || { echo "test-core: set BITCOIND=/path/to/bitcoind (make core-build prints it)"; exit 2; }
+	UTXOD_BITCOIND=$(abspath $(BITCOIND)) $(GO) test -count=1 -v -run TestCoreInterop ./testkit/coreinterop/
+CORE_ROUNDS ?= 3
+CORE_INPUTS ?= 440000
+bench-core: deps-build
+	@test -n "$(BITCOIND)" || { echo "bench-core: set BITCOIND=/path/to/bitcoind (make core-build prints it)"; exit 2; }
+	BIN=$(BIN) GO=$(GO) sh bench/scripts/core-bench.sh $(abspath $(BITCOIND)) $(CORE_ROUNDS) $(CORE_INPUTS)

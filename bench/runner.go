@@ -55,6 +55,11 @@ type Arm struct {
 	// (removed after the run, the child's working directory) and datadir a
 	// fresh, not yet existing path inside it.
 	Command func(s Step, dir, datadir string) (Command, error)
+	// After, if set, runs once a run's child has exited 0, before its
+	// directory is removed, and is not measured: it may read what the child
+	// left in datadir (e.g. restart a node there to ask for its digests) and
+	// record it in rec (rec.Stdout, or rec.Fail).
+	After func(ctx context.Context, s Step, dir, datadir string, rec *Record)
 }
 
 // Runner runs arms' commands as measured child processes. A Runner may run
@@ -260,6 +265,9 @@ func (r *Runner) runOne(ctx context.Context, arm *Arm, s Step) Record {
 		rec.Fail(werr)
 	case rec.ExitCode != 0:
 		rec.Stderr = rec.tail
+	}
+	if arm.After != nil && rec.OK() && ctx.Err() == nil {
+		arm.After(ctx, s, dir, datadir, &rec)
 	}
 	return rec
 }

@@ -64,22 +64,56 @@ func RenderMarkdown(res *Result) string {
 	}
 	fmt.Fprintf(&b, "Commands (each run on a fresh data directory D): %s.\n\n", strings.Join(cmds, "; "))
 
-	b.WriteString("| arm | runs | wall s (median; min–max) | CPU s (median; min–max) | peak RSS MiB | btcd/arm wall | btcd/arm CPU | wall / sig floor | wall / its own floor | CPU / sig CPU |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	hasCore := slices.ContainsFunc(res.Arms, func(a ArmResult) bool { return a.Kind == KindCore && a.Status == ArmMeasured })
+	coreHead, coreSep := "", ""
+	if hasCore {
+		coreHead, coreSep = " Core/arm wall | Core/arm CPU | arm/Core RSS |", "---:|---:|---:|"
+	}
+	b.WriteString("| arm | runs | wall s (median; min–max) | CPU s (median; min–max) | peak RSS MiB | btcd/arm wall | btcd/arm CPU |" + coreHead + " wall / sig floor | wall / its own floor | CPU / sig CPU |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|" + coreSep + "---:|---:|---:|\n")
 	for _, ar := range res.Arms {
 		name := "utxod " + ar.Name
 		if ar.Kind == KindBtcd {
 			name = fmt.Sprintf("btcd %s (ffldb, full validation)", res.BtcdVersion)
+			if slices.ContainsFunc(ar.Argv, func(a string) bool { return strings.HasPrefix(a, "--checkpoint") }) {
+				name = fmt.Sprintf("btcd %s (ffldb, scripts skipped below --checkpoint)", res.BtcdVersion)
+			}
+		}
+		if ar.Kind == KindCore {
+			name = "Bitcoin Core " + res.CoreVersion + " (leveldb)"
 		}
 		if ar.Status != ArmMeasured {
 			fmt.Fprintf(&b, "| %s | %d | %s: %s | | | | | | | |\n", name, len(ar.Runs), ar.Status, ar.Reason)
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.2f; %.2f–%.2f | %.2f; %.2f–%.2f | %.0f | %s | %s | %s | %s | %s |\n",
+		coreCols := ""
+		if hasCore {
+			coreCols = fmt.Sprintf(" %s | %s | %s |", times(ar.CoreWall), times(ar.CoreCPU), times(ar.CoreRSS))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.2f; %.2f–%.2f | %.2f; %.2f–%.2f | %.0f | %s | %s |%s %s | %s | %s |\n",
 			name, len(ar.Runs), ar.WallMedianS, ar.WallMinS, ar.WallMaxS, ar.CPUMedianS, ar.CPUMinS, ar.CPUMaxS,
-			ar.RSSMedianMiB, times(ar.BtcdWall), times(ar.BtcdCPU), times(ar.WallOverFloor), times(ar.WallOverRunFloor), times(ar.CPUOverSigCPU))
+			ar.RSSMedianMiB, times(ar.BtcdWall), times(ar.BtcdCPU), coreCols, times(ar.WallOverFloor), times(ar.WallOverRunFloor), times(ar.CPUOverSigCPU))
 	}
 	b.WriteString("\n")
+	for _, ar := range res.Arms {
+		if ar.Kind != KindCore {
+			continue
+		}
+		var ready, loaded, tip, done []float64
+		skipped := 0
+		for _, r := range ar.Runs {
+			if p := r.CorePhases; p != nil {
+				ready, loaded, tip, done = append(ready, p.ReadyS), append(loaded, p.LoadedS), append(tip, p.LastTipS), append(done, p.ShutdownS)
+				if p.AssumeValidSkipped {
+					skipped++
+				}
+			}
+		}
+		if len(ready) > 0 {
+			fmt.Fprintf(&b, "**Core's timeline** (its debug.log, medians over %d runs, seconds from its first log line): start-up done %.2f; block file read and stored in its own block files %.2f; last tip update %.2f; shutdown done (chainstate flushed) %.2f. Script verification disabled by assume-valid in %d of them (\"Disabling script verification\").\n\n",
+				len(ready), bench.Median(ready), bench.Median(loaded), bench.Median(tip), bench.Median(done), skipped)
+		}
+	}
 	if res.Count != nil && res.VerifyCost != nil && res.Floor != nil {
 		n := res.Count.Count
 		fmt.Fprintf(&b, "**Signature floor.** A fresh import performs %s ECDSA verifications (%s of them failing) and %s Schnorr (%s failing)",
@@ -160,6 +194,10 @@ func commandLine(ar ArmResult, corpus string) string {
 			a = "D"
 		case a == corpus:
 			a = filepath.Base(a)
+		case ar.Kind == KindCore:
+			a = strings.ReplaceAll(a, datadirPlaceholder, "D")
+			a = strings.ReplaceAll(a, tipHeightPlaceholder, "TIP_HEIGHT")
+			a = strings.ReplaceAll(a, corpus, filepath.Base(corpus))
 		case ar.Kind == KindUtxod && a == ar.Store && i > 0 && ar.Argv[i-1] == "--backend":
 			a = "B"
 		}

@@ -53,6 +53,14 @@ type Config struct {
 	UtxodArgs, BtcdArgs []string
 	// NoBtcd leaves the btcd arm out (only the utxod arms and the floor).
 	NoBtcd bool
+	// Bitcoind, if set, adds Bitcoin Core's arm (core.go): bitcoind
+	// -loadblock of the corpus on a fresh datadir, -dbcache CoreDBCacheMB
+	// (0: utxod's --cache-mb), -assumevalid CoreAssumeValid (empty: 0),
+	// plus CoreArgs; its gettxoutsetinfo muhash is checked against utxod's.
+	Bitcoind        string
+	CoreDBCacheMB   int
+	CoreAssumeValid string
+	CoreArgs        []string
 	// Cooldown is the pause between consecutive runs.
 	Cooldown time.Duration
 	// Workdir holds the per-run temporary directories (default
@@ -106,6 +114,8 @@ type RunResult struct {
 	// FloorS is the signature floor from the all-core batches timed just
 	// before and just after this run (RunFloor; 0 without a floor).
 	FloorS float64 `json:"floor_s,omitempty"`
+	// CorePhases: the core arm's debug.log timeline.
+	CorePhases *CorePhases `json:"core_phases,omitempty"`
 }
 
 // ArmResult is one arm's runs and medians.
@@ -120,6 +130,11 @@ type ArmResult struct {
 	// times faster than btcd; 1 for btcd itself; 0 without a btcd arm).
 	BtcdWall float64 `json:"btcd_over_arm_wall"`
 	BtcdCPU  float64 `json:"btcd_over_arm_cpu"`
+	// CoreWall and CoreCPU are Core's median / this arm's median (0
+	// without a core arm); CoreRSS this arm's peak RSS median / Core's.
+	CoreWall float64 `json:"core_over_arm_wall,omitempty"`
+	CoreCPU  float64 `json:"core_over_arm_cpu,omitempty"`
+	CoreRSS  float64 `json:"arm_over_core_rss,omitempty"`
 	// WallOverFloor is the wall median / Floor.Seconds; CPUOverSigCPU the
 	// CPU median / Floor.CPUSeconds (0 without a floor).
 	// WallOverRunFloor is the median over the runs of each run's wall /
@@ -140,6 +155,7 @@ type Result struct {
 	Git         bench.GitIdentity       `json:"git"`
 	Binaries    map[string]bench.Binary `json:"binaries"`
 	BtcdVersion string                  `json:"btcd_version"`
+	CoreVersion string                  `json:"core_version,omitempty"`
 	Corpus      bench.CorpusIdentity    `json:"corpus"`
 	Rounds      int                     `json:"rounds"`
 	Order       [][]string              `json:"order"` // arm names per round
@@ -170,6 +186,9 @@ func (c *Config) Arms() []Arm {
 		argv = append(append(argv, c.UtxodArgs...), c.Corpus)
 		arms = append(arms, Arm{Name: s, Kind: KindUtxod, Store: s, Argv: argv})
 	}
+	if c.Bitcoind != "" {
+		arms = append(arms, c.coreArm())
+	}
 	return arms
 }
 
@@ -190,7 +209,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Rounds < 1 {
 		return nil, errors.New("valbench: rounds must be at least 1")
 	}
-	if len(cfg.Stores) == 0 && cfg.NoBtcd {
+	if cfg.Bitcoind != "" && cfg.Network != "regtest" {
+		return nil, errors.New("valbench: the core arm runs regtest corpora only")
+	}
+	if len(cfg.Stores) == 0 && cfg.NoBtcd && cfg.Bitcoind == "" {
 		return nil, errors.New("valbench: no arms")
 	}
 	log := cfg.Log
@@ -228,6 +250,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if !cfg.NoBtcd {
 		bins["btcdreplay"] = &cfg.BtcdBin
 	}
+	if cfg.Bitcoind != "" {
+		bins["bitcoind"] = &cfg.Bitcoind
+	}
 	for name, p := range bins {
 		if *p == "" {
 			return nil, fmt.Errorf("valbench: no %s binary", name)
@@ -246,6 +271,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if !cfg.NoBtcd {
 		res.BtcdVersion = bench.ModuleVersion(cfg.BtcdBin, "github.com/btcsuite/btcd")
+	}
+	if cfg.Bitcoind != "" {
+		res.CoreVersion = coreVersion(ctx, cfg.Bitcoind)
 	}
 	log.Info("valbench: scanning corpus", "corpus", cfg.Corpus)
 	if res.Corpus, err = bench.ScanCorpus(cfg.Corpus, cfg.Network); err != nil {
@@ -293,13 +321,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var runArms []bench.Arm
 	for _, a := range arms {
 		res.Arms = append(res.Arms, ArmResult{Arm: a, Status: ArmMeasured, Runs: []RunResult{}})
-		runArms = append(runArms, bench.Arm{Name: a.Name, Command: func(_ bench.Step, _, datadir string) (bench.Command, error) {
+		ba := bench.Arm{Name: a.Name, Command: func(_ bench.Step, _, datadir string) (bench.Command, error) {
 			argv := make([]string, len(a.Argv))
 			for i, s := range a.Argv {
 				argv[i] = strings.ReplaceAll(s, datadirPlaceholder, datadir)
+				argv[i] = strings.ReplaceAll(argv[i], tipHeightPlaceholder, fmt.Sprint(res.Corpus.Height))
+			}
+			if a.Kind == KindCore { // bitcoind wants an existing -datadir
+				if err := os.MkdirAll(datadir, 0o755); err != nil {
+					return bench.Command{}, err
+				}
 			}
 			return bench.Command{Argv: argv}, nil
-		}})
+		}}
+		if a.Kind == KindCore {
+			ba.After = coreAfter(cfg.Bitcoind)
+		}
+		runArms = append(runArms, ba)
 	}
 	for i := range res.Arms {
 		byName[res.Arms[i].Name] = &res.Arms[i]
@@ -392,7 +430,7 @@ func checkRuns(res *Result) []string {
 				problems = append(problems, fmt.Sprintf("%s ended at %s height %d, the corpus tip is %s height %d",
 					name, r.Tip, r.Height, res.Corpus.StopHash, res.Corpus.Height))
 			}
-			if ar.Kind != KindUtxod || r.Digests == nil {
+			if ar.Kind == KindBtcd || r.Digests == nil {
 				continue
 			}
 			if ref == nil {
@@ -436,6 +474,19 @@ func summarise(res *Result) {
 			ar.WallOverRunFloor = bench.Median(paired)
 		}
 	}
+	var core *ArmResult
+	for i := range res.Arms {
+		if res.Arms[i].Kind == KindCore && res.Arms[i].Status == ArmMeasured && res.Arms[i].WallMedianS > 0 {
+			core = &res.Arms[i]
+		}
+	}
+	for i := range res.Arms {
+		if ar := &res.Arms[i]; core != nil && ar.WallMedianS > 0 {
+			ar.CoreWall = bench.Ratio(core.WallMedianS, ar.WallMedianS)
+			ar.CoreCPU = bench.Ratio(core.CPUMedianS, ar.CPUMedianS)
+			ar.CoreRSS = bench.Ratio(ar.RSSMedianMiB, core.RSSMedianMiB)
+		}
+	}
 	if btcd == nil {
 		return
 	}
@@ -453,6 +504,12 @@ func summarise(res *Result) {
 func parseOutput(out []byte, r *RunResult) error {
 	if d, err := bench.ParseDigests(out); err == nil {
 		r.Digests, r.Tip, r.Height = d, d.BestBlock, d.Height
+		var p struct {
+			Phases *CorePhases `json:"core_phases"`
+		}
+		if json.Unmarshal(out, &p) == nil {
+			r.CorePhases = p.Phases
+		}
 		return nil
 	}
 	b, err := bench.LastJSON(out, "tip")

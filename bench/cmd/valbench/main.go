@@ -49,6 +49,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	utxodArgs := fs.String("utxod-args", "", "extra arguments for every `utxod import` run, space-separated (e.g. \"--cache-mb 1000\"); they follow the defaults, so they override them")
 	btcdArgs := fs.String("btcd-args", "", "extra arguments for every btcdreplay run, space-separated")
 	fs.BoolVar(&cfg.NoBtcd, "no-btcd", false, "leave out the btcd arm")
+	fs.StringVar(&cfg.Bitcoind, "bitcoind", "", "add Bitcoin Core's arm (opt-in; regtest corpora): this bitcoind (bench/scripts/build-core.sh) runs -loadblock of the corpus on a fresh datadir and stops at its tip (-stopatheight); its gettxoutsetinfo muhash must equal utxod's")
+	fs.IntVar(&cfg.CoreDBCacheMB, "core-dbcache", 0, "Core's -dbcache in MiB (0: the --cache-mb of --utxod-args, else utxod's default 450)")
+	fs.StringVar(&cfg.CoreAssumeValid, "core-assumevalid", "0", "Core's -assumevalid (a block hash, or 0 for full validation)")
+	coreArgs := fs.String("core-args", "", "extra arguments for every bitcoind run, space-separated")
 	fs.DurationVar(&cfg.Cooldown, "cooldown", 2*time.Second, "pause between consecutive runs")
 	fs.StringVar(&cfg.Workdir, "workdir", "", "parent of the per-run data directories (default $TMPDIR)")
 	fs.DurationVar(&cfg.RunTimeout, "run-timeout", 0, "kill a run after this long (0: no limit)")
@@ -71,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg.UtxodArgs, cfg.BtcdArgs, cfg.Floor = strings.Fields(*utxodArgs), strings.Fields(*btcdArgs), !*noFloor
+	cfg.CoreArgs = strings.Fields(*coreArgs)
 	cfg.Log = t.Log
 
 	res, err := valbench.Run(ctx, cfg)
