@@ -38,7 +38,6 @@ func buildUtxod(t *testing.T, dir string) string {
 	return bin
 }
 
-
 // firstDiff shows where a and b first differ.
 func firstDiff(a, b []byte) string {
 	i := 0
