@@ -72,6 +72,22 @@ func (s *Server) esploraActive(hash wire.Hash) (chainstate.BlockInfo, bool) {
 	return n, ok && !n.Orphan && n.InActiveChain
 }
 
+// esploraActiveBlock is the active-chain block the route's {hash} names,
+// recorded as the answer's tip; otherwise it writes electrs' 400 or 404.
+func (s *Server) esploraActiveBlock(w http.ResponseWriter, r *http.Request) (chainstate.BlockInfo, bool) {
+	hash, ok := parseEsploraHash(w, r)
+	if !ok {
+		return chainstate.BlockInfo{}, false
+	}
+	n, ok := s.esploraActive(hash)
+	if !ok {
+		writeEsploraError(w, http.StatusNotFound, "Block not found")
+		return chainstate.BlockInfo{}, false
+	}
+	answeredAtBlock(r, n)
+	return n, true
+}
+
 // esploraBlockData reads and parses the data of n, writing electrs' 404
 // (or a 500) when it cannot.
 func (s *Server) esploraBlockData(w http.ResponseWriter, n chainstate.BlockInfo) (*wire.Block, bool) {
@@ -247,16 +263,10 @@ func parseEsploraHash(w http.ResponseWriter, r *http.Request) (wire.Hash, bool) 
 //	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash} [get]
 func (s *Server) handleEsploraBlock(w http.ResponseWriter, r *http.Request) {
-	hash, ok := parseEsploraHash(w, r)
+	n, ok := s.esploraActiveBlock(w, r)
 	if !ok {
 		return
 	}
-	n, ok := s.esploraActive(hash)
-	if !ok {
-		writeEsploraError(w, http.StatusNotFound, "Block not found")
-		return
-	}
-	answeredAtBlock(r, n)
 	st, ok := s.esploraStats(w, n)
 	if !ok {
 		return
@@ -280,16 +290,10 @@ func (s *Server) handleEsploraBlock(w http.ResponseWriter, r *http.Request) {
 //	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash}/header [get]
 func (s *Server) handleEsploraBlockHeader(w http.ResponseWriter, r *http.Request) {
-	hash, ok := parseEsploraHash(w, r)
+	n, ok := s.esploraActiveBlock(w, r)
 	if !ok {
 		return
 	}
-	n, ok := s.esploraActive(hash)
-	if !ok {
-		writeEsploraError(w, http.StatusNotFound, "Block not found")
-		return
-	}
-	answeredAtBlock(r, n)
 	writeEsploraCached(w, "text/plain", []byte(hex.EncodeToString(n.Header.AppendTo(nil))), blockCacheControl(n))
 }
 
@@ -309,16 +313,10 @@ func (s *Server) handleEsploraBlockHeader(w http.ResponseWriter, r *http.Request
 //	@Header			200	{string}	ETag	"strong; If-None-Match is answered 304"
 //	@Router			/api/block/{hash}/raw [get]
 func (s *Server) handleEsploraBlockRaw(w http.ResponseWriter, r *http.Request) {
-	hash, ok := parseEsploraHash(w, r)
+	n, ok := s.esploraActiveBlock(w, r)
 	if !ok {
 		return
 	}
-	n, ok := s.esploraActive(hash)
-	if !ok {
-		writeEsploraError(w, http.StatusNotFound, "Block not found")
-		return
-	}
-	answeredAtBlock(r, n)
 	b, ok := s.esploraBlockData(w, n)
 	if !ok {
 		return
