@@ -233,44 +233,13 @@ func Drop(ctx context.Context, kv backends.KV, progress Progress) (uint64, error
 	return deleteRows(ctx, kv, progress)
 }
 
-// deleteRows deletes every key under Prefix, in batches read by fresh
-// iterators (none is open across a write, for bbolt's sake).
+// deleteRows deletes every key under Prefix.
 func deleteRows(ctx context.Context, kv backends.KV, progress Progress) (uint64, error) {
-	var n uint64
-	var start []byte
-	for {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		it, err := kv.NewIterator(backends.Range{Prefix: []byte{Prefix}, Start: start})
-		if err != nil {
-			return n, err
-		}
-		b := backends.NewBatch()
-		for b.Len() < buildBatchRows && it.Next() {
-			b.Delete(bytes.Clone(it.Key()))
-			start = append(append(start[:0], it.Key()...), 0)
-		}
-		err = it.Err()
-		it.Close()
-		if err != nil {
-			return n, err
-		}
-		if b.Len() == 0 {
-			// Make the deletions durable (an empty synced write syncs).
-			if err := kv.Write(b, backends.Sync); err != nil {
-				return n, fmt.Errorf("shindex: drop: %w", err)
-			}
-			return n, nil
-		}
-		if err := kv.Write(b, backends.NoSync); err != nil {
-			return n, fmt.Errorf("shindex: drop: %w", err)
-		}
-		n += uint64(b.Len())
-		if progress != nil {
-			progress(n, 0)
-		}
+	var report func(uint64)
+	if progress != nil {
+		report = func(n uint64) { progress(n, 0) }
 	}
+	return kvstore.DeletePrefix(ctx, kv, []byte{Prefix}, nil, buildBatchRows, report)
 }
 
 // ErrMismatch: Verify found rows that are not the coins'.

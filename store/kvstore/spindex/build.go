@@ -232,42 +232,14 @@ func Drop(ctx context.Context, kv backends.KV, progress Progress) (uint64, error
 	return deleteKeys(ctx, kv, progress)
 }
 
-// deleteKeys deletes every key under Prefix but the meta key, in batches
-// read by fresh iterators (none open across a write, for bbolt's sake).
+// deleteKeys deletes every key under Prefix but the meta key (the prefix
+// alone, which sorts first).
 func deleteKeys(ctx context.Context, kv backends.KV, progress Progress) (uint64, error) {
-	var n uint64
-	start := []byte{Prefix, 0}
-	for {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		it, err := kv.NewIterator(backends.Range{Prefix: []byte{Prefix}, Start: start})
-		if err != nil {
-			return n, err
-		}
-		b := backends.NewBatch()
-		for b.Len() < 100_000 && it.Next() {
-			b.Delete(bytes.Clone(it.Key()))
-			start = append(append(start[:0], it.Key()...), 0)
-		}
-		err = errors.Join(it.Err(), it.Close())
-		if err != nil {
-			return n, err
-		}
-		if b.Len() == 0 {
-			if err := kv.Write(b, backends.Sync); err != nil {
-				return n, fmt.Errorf("spindex: drop: %w", err)
-			}
-			return n, nil
-		}
-		if err := kv.Write(b, backends.NoSync); err != nil {
-			return n, fmt.Errorf("spindex: drop: %w", err)
-		}
-		n += uint64(b.Len())
-		if progress != nil {
-			progress(n, 0)
-		}
+	var report func(uint64)
+	if progress != nil {
+		report = func(n uint64) { progress(n, 0) }
 	}
+	return kvstore.DeletePrefix(ctx, kv, []byte{Prefix}, []byte{Prefix, 0}, 100_000, report)
 }
 
 // Verify checks that the complete index in kv is exactly the one the
