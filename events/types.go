@@ -105,26 +105,12 @@ type OutputSpent struct {
 // OutputRemoved is the output_removed event: the block that created the
 // output left the active chain, so the output no longer exists (the
 // reversal of output_created; same fields).
-type OutputRemoved struct {
-	Outpoint   string `json:"outpoint" example:"4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b:0"`
-	Value      int64  `json:"value" example:"5000000000"`
-	Scripthash string `json:"scripthash" example:"6191c3b590bfcfa0475e877c302da1e323497acf3b42c08d8fa28e364edf018b"`
-	Height     int32  `json:"height" example:"101"`
-	Block      string `json:"block" example:"0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"`
-}
+type OutputRemoved OutputCreated
 
 // OutputRestored is the output_restored event: the block that spent the
 // output left the active chain, so the output is unspent again (the
 // reversal of output_spent; same fields).
-type OutputRestored struct {
-	Outpoint     string `json:"outpoint" example:"4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b:0"`
-	Value        int64  `json:"value" example:"5000000000"`
-	Scripthash   string `json:"scripthash" example:"6191c3b590bfcfa0475e877c302da1e323497acf3b42c08d8fa28e364edf018b"`
-	SpendingTxid string `json:"spending_txid" example:"f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16"`
-	InputIndex   uint32 `json:"input_index" example:"0"`
-	Height       int32  `json:"height" example:"102"`
-	Block        string `json:"block" example:"0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"`
-}
+type OutputRestored OutputSpent
 
 // Spent is the spent event: a block spent a watched outpoint.
 type Spent struct {
@@ -137,13 +123,7 @@ type Spent struct {
 
 // Unspent is the unspent event: the block that spent a watched outpoint
 // left the active chain (the reversal of spent; same fields).
-type Unspent struct {
-	Outpoint     string `json:"outpoint" example:"4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b:0"`
-	SpendingTxid string `json:"spending_txid" example:"f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16"`
-	InputIndex   uint32 `json:"input_index" example:"0"`
-	Height       int32  `json:"height" example:"102"`
-	Block        string `json:"block" example:"0f9188f13cb7b2c71f2a335e3a4fc328bf5beb436012afca590b1a11466e2206"`
-}
+type Unspent Spent
 
 // Tweaks is the tweaks event of a subscription with Tweaks: the BIP352
 // tweak data of every silent payment eligible transaction of a connected
