@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,29 +24,43 @@ import (
 // The rows of the index arrive in txid order (a coin scan, a snapshot
 // load) but are keyed by scripthash: written as they come, every batch
 // would touch the whole key range (an LSM store compacts each key many
-// times over, bbolt rewrites a page per row). A Sorter sorts them in
-// bounded runs instead — a run's rows are hashed and sorted by a goroutine
-// of its own while the next run fills, and spilled to a file — and at the
-// end merges the runs into one ascending stream written with the store's
-// append path (backends.WriteAppend: ingested tables on pebble and
-// RocksDB, full pages on bbolt), each key written once.
+// times over, bbolt rewrites a page per row). A Sorter partitions them
+// instead: runs of rows are hashed by a goroutine of its own while the next
+// run fills, and each run's rows are appended to one file per range of
+// scripthashes (a bucket: the top bits of the hash, so the buckets are in
+// key order). At the end each bucket in turn is read back, sorted in memory
+// and written with the store's append path (backends.WriteAppend: ingested
+// tables on pebble and RocksDB, full pages on bbolt), each key written
+// once, while the next bucket is read and sorted on another goroutine. A
+// k-way merge of hundreds of runs, whose cost per row grew with the set,
+// is gone; only a bucket too big for memory (a script with millions of
+// coins) is sorted in chunks and merged.
 
 // DefaultSortMemory is the memory a Sorter uses for its runs unless told
-// otherwise: two runs (one filling, one being sorted and spilled). The
-// runs are mapped outside the Go heap where the system allows (they hold
-// no pointers), so they do not raise the garbage collector's target, and
-// pages a small set never reaches are never resident.
+// otherwise: two runs (one filling, one being hashed and spilled), each
+// later the room for one bucket being sorted. The runs are mapped outside
+// the Go heap where the system allows (they hold no pointers), so they do
+// not raise the garbage collector's target, and pages a small set never
+// reaches are never resident.
 const DefaultSortMemory = 128 << 20
 
-// sortRowBytes is a row's size in a run (in memory, as sortRow, and in a
-// run file): the key without the prefix, then value<<1|coinbase as uint64.
+// sortRowBytes is a row's size in a run and in a bucket file (written as
+// sortRow's memory: the files are the process's own, read back by it): the
+// key without the prefix, then value<<1|coinbase as uint64.
 const sortRowBytes = keyLen - 1 + 8
 
 // sortRowBudget is the memory counted per row of a run: the row, its
 // place in the order, its script's offset and a typical script.
 const sortRowBudget = sortRowBytes + 16 + 4 + 40
 
-// appendBatchBytes is the size of the batches the merge writes; minRunRows
+// bucketRowBytes is the memory a row takes in a bucket being sorted: the
+// row and its place in the order.
+const bucketRowBytes = sortRowBytes + 16
+
+// maxBuckets bounds the bucket files, all open while rows are added.
+const maxBuckets = 512
+
+// appendBatchBytes is the size of the batches the write sends; minRunRows
 // the fewest rows a run holds (variables for the tests).
 var (
 	appendBatchBytes = 16 << 20
@@ -65,7 +80,7 @@ type sortIdx struct {
 }
 
 type sortRow struct {
-	k rowKey // k[:32] is filled in when the run is sorted
+	k rowKey // k[:32] is filled in when the run is hashed
 	v uint64
 }
 
@@ -83,13 +98,13 @@ type sortRun struct {
 
 // SorterConfig configures a Sorter.
 type SorterConfig struct {
-	// Dir is where a directory for the run files is created (default
+	// Dir is where a directory for the bucket files is created (default
 	// os.TempDir()). The Sorter removes it in Close.
 	Dir string
 	// Memory bounds the runs in memory (default DefaultSortMemory).
 	Memory int
 	// Rows, if not 0, is the number of rows expected: runs are not
-	// allocated bigger than that.
+	// allocated bigger than that, and the buckets are sized for it.
 	Rows uint64
 }
 
@@ -99,13 +114,18 @@ type Sorter struct {
 	cfg     SorterConfig
 	maxRows int
 	maxData int
-	dir     string // the run files' directory, once created
+	bits    uint // log2 of the number of buckets
+	dir     string
+	files   []*os.File // one per bucket, once the first run is spilled
+	counts  []uint64   // rows in each bucket file
+	spilled bool
+	spills  int // runs written to the buckets
+	out     []byte // the spiller's write buffer
 	cur     *sortRun
 	free    chan *sortRun
 	work    chan *sortRun
 	wdone   chan struct{}
 	werr    error // the spiller's first error, read after wdone
-	runs    []string
 	rows    uint64
 	closed  bool
 	all     []*sortRun // every run allocated, freed by Close
@@ -128,9 +148,26 @@ func NewSorter(cfg SorterConfig) *Sorter {
 	}
 	s := &Sorter{cfg: cfg, maxRows: maxRows, maxData: maxData,
 		free: make(chan *sortRun, 1), work: make(chan *sortRun), wdone: make(chan struct{})}
+	// Buckets of half a run's block on average (scripthashes are uniform;
+	// the slack takes the variance and most big scripts): an unknown
+	// count takes the most.
+	s.bits = uint(bits.Len(maxBuckets - 1))
+	if cfg.Rows > 0 {
+		perBucket := uint64(max(1, s.bucketCap()/2))
+		s.bits = min(s.bits, uint(bits.Len64((cfg.Rows+perBucket-1)/perBucket-1)))
+	}
 	s.cur = s.newRun()
 	go s.spiller()
 	return s
+}
+
+// bucketCap is how many rows of a bucket a run's block holds when sorted.
+func (s *Sorter) bucketCap() int {
+	return max(1, s.blockBytes()/bucketRowBytes)
+}
+
+func (s *Sorter) blockBytes() int {
+	return s.maxRows*int(unsafe.Sizeof(sortRow{})+unsafe.Sizeof(sortIdx{})+4) + s.maxData
 }
 
 // maxScriptRoom is the least room for scripts a run has; scripts longer
@@ -146,7 +183,7 @@ func (s *Sorter) newRun() *sortRun {
 	rowBytes := s.maxRows * int(unsafe.Sizeof(sortRow{}))
 	orderBytes := s.maxRows * int(unsafe.Sizeof(sortIdx{}))
 	endBytes := s.maxRows * 4
-	mem, mapped := allocRun(rowBytes + orderBytes + endBytes + s.maxData)
+	mem, mapped := allocRun(s.blockBytes())
 	run := &sortRun{mem: mem, mapped: mapped}
 	run.rows = unsafe.Slice((*sortRow)(unsafe.Pointer(&mem[0])), s.maxRows)[:0]
 	run.order = unsafe.Slice((*sortIdx)(unsafe.Pointer(&mem[rowBytes])), s.maxRows)[:0]
@@ -211,14 +248,19 @@ func (s *Sorter) spill() error {
 	}
 	select {
 	case s.cur = <-s.free:
-		s.cur.rows, s.cur.order, s.cur.scripts, s.cur.ends = s.cur.rows[:0], s.cur.order[:0], s.cur.scripts[:0], s.cur.ends[:0]
+		s.cur.reset()
 	default:
 		s.cur = s.newRun()
 	}
 	return nil
 }
 
-// spiller sorts the runs it is handed and writes each to a file.
+func (run *sortRun) reset() {
+	run.rows, run.order, run.scripts, run.ends = run.rows[:0], run.order[:0], run.scripts[:0], run.ends[:0]
+}
+
+// spiller hashes the runs it is handed and appends their rows to the
+// bucket files.
 func (s *Sorter) spiller() {
 	defer close(s.wdone)
 	for run := range s.work {
@@ -232,8 +274,8 @@ func (s *Sorter) spiller() {
 	}
 }
 
-// sort fills in the scripthashes of run's rows and sorts them.
-func (run *sortRun) sort() {
+// hash fills in the scripthashes of run's rows.
+func (run *sortRun) hash() {
 	start := uint32(0)
 	for i := range run.rows {
 		end := run.ends[i]
@@ -244,12 +286,11 @@ func (run *sortRun) sort() {
 		copy(run.rows[i].k[:32], h[:])
 		start = end
 	}
-	run.order = run.order[:len(run.rows)]
-	for i := range run.rows {
-		run.order[i] = sortIdx{binary.BigEndian.Uint64(run.rows[i].k[:8]), uint32(i)}
-	}
-	rows := run.rows
-	slices.SortFunc(run.order, func(a, b sortIdx) int {
+}
+
+// sortIdxs sorts the places of rows in key order.
+func sortIdxs(order []sortIdx, rows []sortRow) {
+	slices.SortFunc(order, func(a, b sortIdx) int {
 		switch {
 		case a.p < b.p:
 			return -1
@@ -260,41 +301,108 @@ func (run *sortRun) sort() {
 	})
 }
 
-func (s *Sorter) writeRun(run *sortRun) (err error) {
-	run.sort()
-	if s.dir == "" {
-		base := s.cfg.Dir
-		if base == "" {
-			base = os.TempDir()
+// sort fills in the scripthashes of run's rows and sorts them.
+func (run *sortRun) sort() {
+	run.hash()
+	run.order = run.order[:len(run.rows)]
+	for i := range run.rows {
+		run.order[i] = sortIdx{binary.BigEndian.Uint64(run.rows[i].k[:8]), uint32(i)}
+	}
+	sortIdxs(run.order, run.rows)
+}
+
+func (s *Sorter) bucketOf(k *rowKey) int {
+	if s.bits == 0 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(k[:8]) >> (64 - s.bits))
+}
+
+// rowBytes is rows' memory, the format of the bucket files.
+func rowBytes(rows []sortRow) []byte {
+	if len(rows) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&rows[0])), len(rows)*sortRowBytes)
+}
+
+// writeRun hashes run's rows and appends each to its bucket's file, in
+// bucket order (a counting sort of the places; the order within a bucket
+// is sorted when it is read back).
+func (s *Sorter) writeRun(run *sortRun) error {
+	run.hash()
+	s.spills++
+	if err := s.openBuckets(); err != nil {
+		return err
+	}
+	n := 1 << s.bits
+	starts := make([]int, n+1)
+	for i := range run.rows {
+		starts[s.bucketOf(&run.rows[i].k)+1]++
+	}
+	for b := 1; b <= n; b++ {
+		starts[b] += starts[b-1]
+	}
+	run.order = run.order[:len(run.rows)]
+	next := slices.Clone(starts[:n])
+	for i := range run.rows {
+		b := s.bucketOf(&run.rows[i].k)
+		run.order[next[b]].i = uint32(i)
+		next[b]++
+	}
+	if s.out == nil {
+		s.out = make([]byte, 0, 1<<20)
+	}
+	for b := 0; b < n; b++ {
+		for _, o := range run.order[starts[b]:starts[b+1]] {
+			if len(s.out)+sortRowBytes > cap(s.out) {
+				if err := s.writeBucket(b); err != nil {
+					return err
+				}
+			}
+			s.out = append(s.out, rowBytes(run.rows[o.i:o.i+1])...)
 		}
-		if s.dir, err = os.MkdirTemp(base, sortFilePrefix); err != nil {
+		if err := s.writeBucket(b); err != nil {
+			return err
+		}
+		s.counts[b] += uint64(starts[b+1] - starts[b])
+	}
+	return nil
+}
+
+func (s *Sorter) writeBucket(b int) error {
+	if len(s.out) == 0 {
+		return nil
+	}
+	if _, err := s.files[b].Write(s.out); err != nil {
+		return fmt.Errorf("shindex: sort: %w", err)
+	}
+	s.out = s.out[:0]
+	return nil
+}
+
+// openBuckets creates the directory and the bucket files on the first
+// spill.
+func (s *Sorter) openBuckets() (err error) {
+	if s.spilled {
+		return nil
+	}
+	s.spilled = true
+	base := s.cfg.Dir
+	if base == "" {
+		base = os.TempDir()
+	}
+	if s.dir, err = os.MkdirTemp(base, sortFilePrefix); err != nil {
+		return fmt.Errorf("shindex: sort: %w", err)
+	}
+	n := 1 << s.bits
+	s.counts = make([]uint64, n)
+	for b := 0; b < n; b++ {
+		f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("bucket-%04d", b)))
+		if err != nil {
 			return fmt.Errorf("shindex: sort: %w", err)
 		}
-	}
-	name := filepath.Join(s.dir, fmt.Sprintf("run-%06d", len(s.runs)))
-	f, err := os.Create(name)
-	if err != nil {
-		return fmt.Errorf("shindex: sort: %w", err)
-	}
-	s.runs = append(s.runs, name)
-	w := bufio.NewWriterSize(f, 1<<20)
-	var rec [sortRowBytes]byte
-	for _, o := range run.order {
-		r := &run.rows[o.i]
-		copy(rec[:], r.k[:])
-		binary.LittleEndian.PutUint64(rec[keyLen-1:], r.v)
-		if _, err = w.Write(rec[:]); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("shindex: sort: %w", err)
+		s.files = append(s.files, f)
 	}
 	return nil
 }
@@ -309,10 +417,19 @@ func (s *Sorter) stop() error {
 	return s.werr
 }
 
-// Close stops the sorter and removes its run files. It is safe to call
-// after Write and more than once.
+// Close stops the sorter and removes its files. It is safe to call after
+// Write and more than once.
 func (s *Sorter) Close() error {
 	err := s.stop()
+	for _, f := range s.files {
+		if f == nil {
+			continue
+		}
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	s.files = nil
 	if s.dir != "" {
 		if rerr := os.RemoveAll(s.dir); rerr != nil && err == nil {
 			err = rerr
@@ -328,90 +445,239 @@ func (s *Sorter) Close() error {
 	return err
 }
 
-// Write merges the runs and writes every row, in key order, to kv with
+// Write sorts the buckets and writes every row, in key order, to kv with
 // backends.WriteAppend in unsynced batches (the caller's synced write of
-// the meta key makes them durable), and returns the number of rows. kv
-// must hold no row of the index. progress, if set, is called after each
-// batch with the rows written and the total. Write does not Close.
+// the meta key makes them durable), and returns the number of rows. A
+// goroutine reads and sorts the buckets and fills the batches while this
+// one writes them (the table building), so both run at once. kv must hold
+// no row of the index. progress, if set, is called after each batch with
+// the rows written and the total. Write does not Close.
 func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (uint64, error) {
 	if err := s.stop(); err != nil {
 		return 0, err
 	}
-	last := s.cur
-	last.sort()
-	srcs := make(mergeHeap, 0, len(s.runs)+1)
-	defer func() {
-		for _, c := range srcs {
-			if c.f != nil {
-				c.f.Close()
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan *backends.Batch)
+	free := make(chan *backends.Batch, 1)
+	pdone := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		e := &emitter{ctx: pctx, out: batches, free: free, b: newAppendBatch()}
+		e.key[0] = Prefix
+		pdone <- s.produce(pctx, e)
+	}()
+	var n uint64
+	var werr error
+	for b := range batches {
+		if werr == nil {
+			werr = ctx.Err()
+			if werr == nil {
+				if err := backends.WriteAppend(kv, b, backends.NoSync); err != nil {
+					werr = fmt.Errorf("shindex: write rows: %w", err)
+				}
+			}
+			if werr != nil {
+				cancel() // the producer stops at its next batch
+			} else {
+				n += uint64(b.Len())
+				if progress != nil {
+					progress(n, s.rows)
+				}
 			}
 		}
-	}()
-	// A read buffer per run file, within the memory the runs had.
-	bufSize := min(1<<20, max(64<<10, s.cfg.Memory/2/max(1, len(s.runs))))
-	for _, name := range s.runs {
-		f, err := os.Open(name)
-		if err != nil {
-			return 0, fmt.Errorf("shindex: sort: %w", err)
+		b.Reset()
+		select {
+		case free <- b:
+		default:
 		}
-		c := &mergeSource{f: f, r: bufio.NewReaderSize(f, bufSize)}
-		srcs = append(srcs, c)
 	}
-	if len(last.rows) > 0 {
-		srcs = append(srcs, &mergeSource{mem: last.rows, order: last.order})
+	perr := <-pdone
+	switch {
+	case werr != nil:
+		return n, werr
+	case perr != nil:
+		return n, perr
+	case n != s.rows:
+		return n, fmt.Errorf("shindex: sort: %d rows written of %d added", n, s.rows)
+	}
+	return n, nil
+}
+
+func newAppendBatch() *backends.Batch {
+	b := backends.NewBatch()
+	b.Grow(appendBatchBytes+64<<10, appendBatchBytes/(keyLen+4))
+	return b
+}
+
+// emitter fills batches with rows in key order and hands them on.
+type emitter struct {
+	ctx  context.Context
+	out  chan<- *backends.Batch
+	free chan *backends.Batch
+	b    *backends.Batch
+	key  [keyLen]byte
+	val  []byte
+	prev rowKey
+	n    uint64
+}
+
+func (e *emitter) put(r *sortRow) error {
+	if e.n > 0 && cmpKey(r.k, e.prev) <= 0 {
+		return fmt.Errorf("shindex: sort: row %x twice", r.k[:])
+	}
+	e.prev = r.k
+	copy(e.key[1:], r.k[:])
+	e.val = binary.AppendUvarint(e.val[:0], r.v)
+	e.b.Put(e.key[:], e.val)
+	e.n++
+	if e.b.Size() >= appendBatchBytes {
+		return e.send()
+	}
+	return nil
+}
+
+func (e *emitter) send() error {
+	if e.b.Len() == 0 {
+		return nil
+	}
+	select {
+	case e.out <- e.b:
+	case <-e.ctx.Done():
+		return e.ctx.Err()
+	}
+	select {
+	case e.b = <-e.free:
+	default:
+		e.b = newAppendBatch()
+	}
+	return nil
+}
+
+// produce emits every row in key order: from the one run in memory when
+// nothing was spilled, else bucket by bucket, each read into a run's
+// block, sorted, emitted and removed.
+func (s *Sorter) produce(ctx context.Context, e *emitter) error {
+	run := s.cur
+	if !s.spilled {
+		run.sort()
+		for _, o := range run.order {
+			if err := e.put(&run.rows[o.i]); err != nil {
+				return err
+			}
+		}
+		return e.send()
+	}
+	if len(run.rows) > 0 {
+		if err := s.writeRun(run); err != nil {
+			return err
+		}
+	}
+	capRows := s.bucketCap()
+	rows := unsafe.Slice((*sortRow)(unsafe.Pointer(&run.mem[0])), capRows)
+	order := unsafe.Slice((*sortIdx)(unsafe.Pointer(&run.mem[capRows*sortRowBytes])), capRows)
+	for b, f := range s.files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("shindex: sort: %w", err)
+		}
+		var err error
+		if cnt := s.counts[b]; cnt <= uint64(capRows) {
+			err = s.emitBucket(f, rows[:cnt], order[:cnt], e)
+		} else {
+			err = s.mergeBucket(f, cnt, rows, order, e)
+		}
+		if err != nil {
+			return err
+		}
+		// The bucket's disk space goes back as the index grows.
+		s.files[b] = nil
+		if err := errors.Join(f.Close(), os.Remove(f.Name())); err != nil {
+			return fmt.Errorf("shindex: sort: %w", err)
+		}
+	}
+	return e.send()
+}
+
+// readSorted reads len(rows) rows of f and sorts their places into order.
+func readSorted(f *os.File, rows []sortRow, order []sortIdx) error {
+	if _, err := io.ReadFull(f, rowBytes(rows)); err != nil {
+		return fmt.Errorf("shindex: sort: read %s: %w", f.Name(), err)
+	}
+	for i := range rows {
+		order[i] = sortIdx{binary.BigEndian.Uint64(rows[i].k[:8]), uint32(i)}
+	}
+	sortIdxs(order, rows)
+	return nil
+}
+
+// emitBucket reads a bucket that fits in rows, sorts and emits it.
+func (s *Sorter) emitBucket(f *os.File, rows []sortRow, order []sortIdx, e *emitter) error {
+	if err := readSorted(f, rows, order); err != nil {
+		return err
+	}
+	for _, o := range order {
+		if err := e.put(&rows[o.i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeBucket emits a bucket of cnt rows bigger than rows: sorted in
+// chunks spilled to files of their own, then merged.
+func (s *Sorter) mergeBucket(f *os.File, cnt uint64, rows []sortRow, order []sortIdx, e *emitter) error {
+	var srcs mergeHeap
+	defer func() {
+		for _, c := range srcs {
+			c.f.Close()
+			os.Remove(c.f.Name())
+		}
+	}()
+	for left := cnt; left > 0; {
+		k := min(left, uint64(len(rows)))
+		if err := readSorted(f, rows[:k], order[:k]); err != nil {
+			return err
+		}
+		cf, err := os.Create(fmt.Sprintf("%s-%d", f.Name(), len(srcs)))
+		if err != nil {
+			return fmt.Errorf("shindex: sort: %w", err)
+		}
+		srcs = append(srcs, &mergeSource{f: cf})
+		w := bufio.NewWriterSize(cf, 1<<20)
+		for _, o := range order[:k] {
+			w.Write(rowBytes(rows[o.i : o.i+1])) // its error is Flush's
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("shindex: sort: %w", err)
+		}
+		if _, err := cf.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("shindex: sort: %w", err)
+		}
+		srcs[len(srcs)-1].r = bufio.NewReaderSize(cf, 256<<10)
+		left -= k
 	}
 	h := srcs[:0:0]
 	for _, c := range srcs {
 		ok, err := c.next()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if ok {
 			h = append(h, c)
 		}
 	}
 	heap.Init(&h)
-	b := backends.NewBatch()
-	b.Grow(appendBatchBytes+64<<10, appendBatchBytes/(keyLen+4))
-	var key [keyLen]byte
-	key[0] = Prefix
-	var val []byte
-	var n uint64
-	var prev rowKey
-	flush := func() error {
-		if b.Len() == 0 {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := backends.WriteAppend(kv, b, backends.NoSync); err != nil {
-			return fmt.Errorf("shindex: write rows: %w", err)
-		}
-		b.Reset()
-		if progress != nil {
-			progress(n, s.rows)
-		}
-		return nil
-	}
 	for len(h) > 0 {
 		c := h[0]
-		if n > 0 && cmpKey(c.row.k, prev) <= 0 {
-			return n, fmt.Errorf("shindex: sort: row %x twice", c.row.k[:])
-		}
-		prev = c.row.k
-		copy(key[1:], c.row.k[:])
-		val = binary.AppendUvarint(val[:0], c.row.v)
-		b.Put(key[:], val)
-		n++
-		if b.Size() >= appendBatchBytes {
-			if err := flush(); err != nil {
-				return n, err
-			}
+		if err := e.put(&c.row); err != nil {
+			return err
 		}
 		ok, err := c.next()
 		if err != nil {
-			return n, err
+			return err
 		}
 		if ok {
 			heap.Fix(&h, 0)
@@ -419,41 +685,23 @@ func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (
 			heap.Pop(&h)
 		}
 	}
-	if err := flush(); err != nil {
-		return n, err
-	}
-	if n != s.rows {
-		return n, fmt.Errorf("shindex: sort: %d rows merged of %d added", n, s.rows)
-	}
-	return n, nil
+	return nil
 }
 
-// mergeSource is a sorted run: a file or the last run in memory.
+// mergeSource is a sorted chunk file of a bucket.
 type mergeSource struct {
-	f     *os.File
-	r     *bufio.Reader
-	mem   []sortRow
-	order []sortIdx
-	row   sortRow
+	f   *os.File
+	r   *bufio.Reader
+	row sortRow
 }
 
 func (c *mergeSource) next() (bool, error) {
-	if c.f == nil {
-		if len(c.order) == 0 {
-			return false, nil
-		}
-		c.row, c.order = c.mem[c.order[0].i], c.order[1:]
-		return true, nil
-	}
-	var rec [sortRowBytes]byte
-	if _, err := io.ReadFull(c.r, rec[:]); err != nil {
+	if _, err := io.ReadFull(c.r, rowBytes(unsafe.Slice(&c.row, 1))); err != nil {
 		if errors.Is(err, io.EOF) {
 			return false, nil
 		}
 		return false, fmt.Errorf("shindex: sort: read %s: %w", c.f.Name(), err)
 	}
-	copy(c.row.k[:], rec[:keyLen-1])
-	c.row.v = binary.LittleEndian.Uint64(rec[keyLen-1:])
 	return true, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"utxod/backends"
@@ -18,12 +19,19 @@ import (
 // with their values, through many spilled runs and the last one in memory;
 // scripts long enough to be hashed as they come (and shared scripts, whose
 // rows tie on the key's prefix) included; the run files are gone after
-// Close.
-func TestSorter(t *testing.T) {
+// Close. In TestSorterBigBucket one script has more rows than a bucket
+// holds in memory: its bucket is sorted in chunks and merged.
+func TestSorter(t *testing.T) { testSorter(t, 4, 1) }
+
+func TestSorterBigBucket(t *testing.T) { testSorter(t, 2, 3) }
+
+// testSorter adds 3000 txids of 1–4 rows; of every kinds rows, shared ones
+// use one of three scripts.
+func testSorter(t *testing.T, kinds, shared int) {
 	defer func(r int) { minRunRows = r }(minRunRows)
 	minRunRows = 50
 	rng := rand.New(rand.NewPCG(1, 2))
-	shared := [][]byte{{0x51}, bytes.Repeat([]byte{0x6a}, 5000), {0x00, 0x14, 1, 2, 3}}
+	scripts := [][]byte{{0x51}, bytes.Repeat([]byte{0x6a}, 5000), {0x00, 0x14, 1, 2, 3}}
 	want := map[string][]byte{}
 	tmp := t.TempDir()
 	srt := NewSorter(SorterConfig{Dir: tmp, Memory: 1})
@@ -35,10 +43,10 @@ func TestSorter(t *testing.T) {
 		var outs []utxo.IndexedCoin
 		for v := range 1 + rng.IntN(4) {
 			var script []byte
-			switch rng.IntN(4) {
-			case 0:
-				script = shared[rng.IntN(len(shared))]
-			case 1:
+			switch k := rng.IntN(kinds); {
+			case k < shared:
+				script = scripts[rng.IntN(len(scripts))]
+			case k == shared:
 				script = bytes.Repeat([]byte{byte(n)}, 4<<10+rng.IntN(6000))
 			default:
 				script = bytes.Repeat([]byte{byte(n), byte(v)}, 1+rng.IntN(20))
@@ -58,8 +66,11 @@ func TestSorter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(srt.runs) < 10 {
-		t.Fatalf("only %d runs spilled", len(srt.runs))
+	if srt.spills < 10 {
+		t.Fatalf("only %d runs spilled", srt.spills)
+	}
+	if big := slices.Max(srt.counts); (big > uint64(srt.bucketCap())) != (shared > 1) {
+		t.Fatalf("largest bucket %d rows, %d fit in memory", big, srt.bucketCap())
 	}
 	if err := srt.Close(); err != nil {
 		t.Fatal(err)
