@@ -103,7 +103,8 @@ type ingestConfig struct {
 	sink func(txid wire.Hash, coins []utxo.IndexedCoin) error
 }
 
-// muBatch is a run of TxOutSer serializations for the MuHash workers.
+// muBatch is a run of TxOutSer serializations, for hash_serialized_3 and
+// then the MuHash workers.
 type muBatch struct {
 	buf  []byte
 	ends []int
@@ -111,20 +112,28 @@ type muBatch struct {
 
 const muBatchCoins = 4096
 
-// ingest reads every coin of rd into sum: statistics, hash_serialized_3 in
-// the reading goroutine (it is ordered), MuHash on every core (it is a
-// product: order does not matter), and sink.
+// ingest reads every coin of rd into sum: statistics, and sink in the
+// reading goroutine; hash_serialized_3 in a goroutine of its own, which
+// takes the reader's serializations in order; MuHash on every core (it is
+// a product: order does not matter).
 func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 	st := &sum.Stats
 	st.NoMuHash = true // computed by the workers below
 	var hs utxo.HashSerialized3
 
 	workers := max(1, runtime.NumCPU())
+	ordered := make(chan *muBatch, 2*workers)
 	work := make(chan *muBatch, 2*workers)
 	free := make(chan *muBatch, 2*workers+1)
 	parts := make([]utxo.MuHash3072, workers)
 	werrs := make([]error, workers)
 	var wg sync.WaitGroup
+	recycle := func(b *muBatch) {
+		select {
+		case free <- b:
+		default:
+		}
+	}
 	if cfg.muhash {
 		for w := range parts {
 			wg.Add(1)
@@ -134,16 +143,28 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 					if err := parts[w].InsertConcat(b.buf, b.ends); err != nil && werrs[w] == nil {
 						werrs[w] = err // cannot happen: ends are appended as buf grows
 					}
-					select {
-					case free <- b:
-					default:
-					}
+					recycle(b)
 				}
 			}()
 		}
 	}
+	hdone := make(chan struct{})
+	go func() {
+		defer close(hdone)
+		defer close(work)
+		for b := range ordered {
+			// The reader orders the groups and their vouts.
+			hs.AddSerialized(b.buf, uint64(len(b.ends)))
+			if cfg.muhash {
+				work <- b
+			} else {
+				recycle(b)
+			}
+		}
+	}()
 	stop := func() {
-		close(work)
+		close(ordered)
+		<-hdone
 		wg.Wait()
 	}
 	batch := &muBatch{}
@@ -151,7 +172,7 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 		if len(batch.ends) == 0 {
 			return
 		}
-		work <- batch
+		ordered <- batch
 		select {
 		case batch = <-free:
 			batch.buf, batch.ends = batch.buf[:0], batch.ends[:0]
@@ -171,10 +192,6 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 			stop()
 			return err
 		}
-		if err := hs.AddTx(txid, coins); err != nil {
-			stop()
-			return fmt.Errorf("snapshot: %w", err) // cannot happen: the reader orders groups
-		}
 		for i, c := range coins {
 			op := utxo.Outpoint{Hash: txid, Index: c.Index}
 			if err := st.AddCoin(op, c.Coin, i == 0); err != nil {
@@ -182,12 +199,10 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 				return coreErrorf(ErrBadValue, "Bad snapshot data after deserializing %d coins - bad tx out value", rd.Done())
 			}
 			sum.MaxHeight = max(sum.MaxHeight, c.Coin.Height)
-			if cfg.muhash {
-				batch.buf = utxo.AppendTxOutSer(batch.buf, op, c.Coin)
-				batch.ends = append(batch.ends, len(batch.buf))
-			}
+			batch.buf = utxo.AppendTxOutSer(batch.buf, op, c.Coin)
+			batch.ends = append(batch.ends, len(batch.buf))
 		}
-		if cfg.muhash && len(batch.ends) >= muBatchCoins {
+		if len(batch.ends) >= muBatchCoins {
 			send()
 		}
 		if cfg.sink != nil {
@@ -207,9 +222,7 @@ func ingest(rd *Reader, sum *Summary, cfg ingestConfig) error {
 			nextReport = rd.Done() + 1<<16
 		}
 	}
-	if cfg.muhash {
-		send()
-	}
+	send()
 	stop()
 	if err := errors.Join(werrs...); err != nil {
 		return fmt.Errorf("snapshot: %w", err)

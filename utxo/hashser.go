@@ -79,6 +79,18 @@ func (s *HashSerialized3) AddTx(txid wire.Hash, outs []IndexedCoin) error {
 	return nil
 }
 
+// AddSerialized hashes coins given as their TxOutSer serializations,
+// concatenated, in Core's order, which the caller guarantees (Add checks
+// it; do not mix the two): a reader that orders its coins can serialize
+// them once, for MuHash too, and hash them on another goroutine.
+func (s *HashSerialized3) AddSerialized(ser []byte, coins uint64) {
+	if s.h == nil {
+		s.h = sha256.New()
+	}
+	s.h.Write(ser)
+	s.n += coins
+}
+
 // Count returns the number of coins hashed so far.
 func (s *HashSerialized3) Count() uint64 { return s.n }
 

@@ -104,6 +104,16 @@ func TestHashSerialized3NumericVoutOrder(t *testing.T) {
 	if h.Count() != nOut+1 {
 		t.Fatalf("count %d", h.Count())
 	}
+	// The same coins serialized by the reference, in pieces of any size.
+	var hs HashSerialized3
+	for rest := w.Bytes(); len(rest) > 0; {
+		n := min(len(rest), 1+r.IntN(5000))
+		hs.AddSerialized(rest[:n], 1)
+		rest = rest[n:]
+	}
+	if got := hs.Sum(); got != want {
+		t.Fatalf("AddSerialized: hash_serialized_3 %s, want %s", got, want)
+	}
 
 	// Feeding the big tx in VARINT-key order instead gives a different
 	// digest: Core's per-txid re-sort matters.
