@@ -576,6 +576,16 @@ func (s *Sorter) produce(ctx context.Context, e *emitter) error {
 	capRows := s.bucketCap()
 	rows := unsafe.Slice((*sortRow)(unsafe.Pointer(&run.mem[0])), capRows)
 	order := unsafe.Slice((*sortIdx)(unsafe.Pointer(&run.mem[capRows*sortRowBytes])), capRows)
+	// A second block takes a bucket's rows split by the next bits of
+	// their scripthash: parts small enough to sort in the processor's
+	// cache.
+	var parts []sortRow
+	for _, r := range s.all {
+		if r != run {
+			parts = unsafe.Slice((*sortRow)(unsafe.Pointer(&r.mem[0])), capRows)
+			break
+		}
+	}
 	for b, f := range s.files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -584,8 +594,8 @@ func (s *Sorter) produce(ctx context.Context, e *emitter) error {
 			return fmt.Errorf("shindex: sort: %w", err)
 		}
 		var err error
-		if cnt := s.counts[b]; cnt <= uint64(capRows) {
-			err = s.emitBucket(f, rows[:cnt], order[:cnt], e)
+		if cnt := s.counts[b]; cnt <= uint64(capRows) && parts != nil {
+			err = s.emitBucket(f, rows[:cnt], parts[:cnt], order, e)
 		} else {
 			err = s.mergeBucket(f, cnt, rows, order, e)
 		}
@@ -613,14 +623,38 @@ func readSorted(f *os.File, rows []sortRow, order []sortIdx) error {
 	return nil
 }
 
-// emitBucket reads a bucket that fits in rows, sorts and emits it.
-func (s *Sorter) emitBucket(f *os.File, rows []sortRow, order []sortIdx, e *emitter) error {
-	if err := readSorted(f, rows, order); err != nil {
-		return err
+// emitBucket reads a bucket that fits in rows, splits it into parts by
+// the 8 bits of the scripthash after the bucket's (a counting sort into
+// parts), and sorts and emits each part (order may overlap rows).
+func (s *Sorter) emitBucket(f *os.File, rows, parts []sortRow, order []sortIdx, e *emitter) error {
+	if _, err := io.ReadFull(f, rowBytes(rows)); err != nil {
+		return fmt.Errorf("shindex: sort: read %s: %w", f.Name(), err)
 	}
-	for _, o := range order {
-		if err := e.put(&rows[o.i]); err != nil {
-			return err
+	shift := 64 - s.bits - 8
+	var starts [257]int
+	for i := range rows {
+		starts[1+int(byte(binary.BigEndian.Uint64(rows[i].k[:8])>>shift))]++
+	}
+	for j := 1; j <= 256; j++ {
+		starts[j] += starts[j-1]
+	}
+	next := starts
+	for i := range rows {
+		j := byte(binary.BigEndian.Uint64(rows[i].k[:8]) >> shift)
+		parts[next[j]] = rows[i]
+		next[j]++
+	}
+	for j := range 256 {
+		part := parts[starts[j]:starts[j+1]]
+		od := order[:len(part)]
+		for i := range part {
+			od[i] = sortIdx{binary.BigEndian.Uint64(part[i].k[:8]), uint32(i)}
+		}
+		sortIdxs(od, part)
+		for _, o := range od {
+			if err := e.put(&part[o.i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
