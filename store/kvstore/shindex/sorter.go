@@ -119,7 +119,7 @@ type Sorter struct {
 	files   []*os.File // one per bucket, once the first run is spilled
 	counts  []uint64   // rows in each bucket file
 	spilled bool
-	spills  int // runs written to the buckets
+	spills  int    // runs written to the buckets
 	out     []byte // the spiller's write buffer
 	cur     *sortRun
 	free    chan *sortRun
