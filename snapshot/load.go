@@ -44,9 +44,10 @@ type LoadConfig struct {
 	KVOptions backends.Options
 	// Index asks for the scripthash index (store/kvstore/shindex) to be
 	// built in the same pass: the rows of the coins as they are written,
-	// sorted in runs of at most IndexMemory bytes (0:
-	// shindex.DefaultSortMemory) spilled to the staging directory, merged
-	// and written once the content hash is verified, complete at the base.
+	// hashed in runs of at most IndexMemory bytes (0:
+	// shindex.DefaultSortMemory) into scripthash buckets in the staging
+	// directory, each sorted and written once the content hash is
+	// verified, complete at the base.
 	Index       bool
 	IndexMemory int
 	// Progress, if set, is called now and then with the coins read and the

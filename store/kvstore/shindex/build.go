@@ -121,8 +121,8 @@ var buildBatchRows = 100_000
 
 // BuildOptions configure BuildWith.
 type BuildOptions struct {
-	// TmpDir is where the sort's run files go (default os.TempDir()); a
-	// build also removes run directories a crashed build left there. The
+	// TmpDir is where the sort's bucket files go (default os.TempDir()); a
+	// build also removes sort directories a crashed build left there. The
 	// datadir itself is a good place: it has room for the index anyway.
 	TmpDir string
 	// Memory bounds the sort's runs in memory (default DefaultSortMemory).
@@ -136,8 +136,8 @@ func Build(ctx context.Context, kv backends.KV, progress Progress) (Meta, error)
 
 // BuildWith writes the index of the coins in kv, which no other writer
 // uses (the datadir is not open elsewhere). It reads the coins once, in
-// one scan, hashing their scripts into sorted runs (Sorter), then writes
-// the merged rows in key order with the store's append path, and last a
+// one scan, hashing their scripts into scripthash buckets (Sorter), then
+// writes the sorted buckets in key order with the store's append path, and last a
 // synced batch marking the index Complete. Until then the meta key says
 // Building, so a crash or a cancelled ctx never leaves a partial index
 // taken as complete; the next build clears the rows and starts over.
