@@ -25,6 +25,7 @@ tools: deps-build
 	$(GO) build -o $(BIN)/addrbench ./bench/cmd/addrbench
 	$(GO) build -o $(BIN)/eventsbench ./bench/cmd/eventsbench
 	$(GO) build -o $(BIN)/corebench ./bench/cmd/corebench
+	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
 
 # A small performance gate (bench/gate/README.md): the same import,
 # control with UTXOD_DEBUG=merklekernel=generic (bench/settings.md) vs the
@@ -159,12 +160,33 @@ gen-mainnet:
 # index, the index built afterwards, both digests and a dump, per store, each
 # step timed whole-process (wall, CPU, peak RSS) with the datadir sizes.
 # Disk: about 3× the set's datadir under SCALE_WORK. Not part of make test.
-SCALE_WORK   ?= /work/tmp-scale-bench
-SCALE_STORES ?= pebble rocksdb bbolt
-.PHONY: bench-scale
+# Then bench/cmd/scalebench serves the loaded datadir (lookups under load,
+# paging a whale, SIGKILL restarts, a cold page cache; SCALE_BLOCKS: a blk
+# file extending the set's tip, POSTed meanwhile) and scans the plain load;
+# SCALE_SERVE=0 skips it, SCALE_SERVE_FLAGS passes flags to scalebench serve.
+SCALE_WORK        ?= /work/tmp-scale-bench
+SCALE_STORES      ?= pebble rocksdb bbolt
+SCALE_SERVE       ?= 1
+SCALE_SERVE_FLAGS ?=
+SCALE_BLOCKS      ?=
+.PHONY: bench-scale bench-scale-serve
 bench-scale: build
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
-	BIN=$(BIN) WORK=$(SCALE_WORK) sh bench/scripts/scale-bench.sh $(N) "$(SCALE_STORES)"
+	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
+	BIN=$(BIN) WORK=$(SCALE_WORK) SERVE=$(SCALE_SERVE) SERVE_FLAGS="$(SCALE_SERVE_FLAGS)" BLOCKS="$(SCALE_BLOCKS)" \
+		sh bench/scripts/scale-bench.sh $(N) "$(SCALE_STORES)"
+
+# scalebench serve alone on a datadir already loaded with the index:
+# make bench-scale-serve SCALE_DATADIR=D SCALE_GEN=DIR (mainnetgen's --out:
+# utxo.dat, expect.json) [SCALE_BLOCKS=FILE] [SCALE_SERVE_FLAGS=...]; the
+# rows go to stdout. Blocks POSTed change the datadir.
+SCALE_DATADIR ?=
+SCALE_GEN     ?= $(OUT)
+bench-scale-serve: build
+	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
+	@[ -n "$(SCALE_DATADIR)" ] || { echo "SCALE_DATADIR: the loaded datadir"; exit 2; }
+	$(BIN)/scalebench serve --utxod $(BIN)/utxod --datadir $(SCALE_DATADIR) --snapshot $(SCALE_GEN)/utxo.dat \
+		--expect $(SCALE_GEN)/expect.json $(if $(SCALE_BLOCKS),--blocks $(SCALE_BLOCKS)) $(SCALE_SERVE_FLAGS)
 # Bitcoin Core beside utxod (opt-in; CI never needs it; bench/results/core.md). `make core-build` builds bitcoind
 # from source (bench/scripts/build-core.sh, ≈ 20 min on 2 shared cores) and prints its path.
 # `make test-core BITCOIND=...` runs the interop test (testkit/coreinterop): utxod follows a real regtest bitcoind

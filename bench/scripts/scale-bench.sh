@@ -7,10 +7,18 @@
 #   index build utxod index build on that datadir
 #   hash_serialized_3, muhash   utxod chainstate --hash-type ... (checked against expect.json)
 #   dump        snapshot dump (cmp byte-identical with the loaded file)
-# and the datadir's size on disk with and without the index.
+# and the datadir's size on disk with and without the index; then what a user
+# does with the loaded datadir (bench/cmd/scalebench, the serving table):
+#   serve       on the loaded datadir with the index: outpoint and address
+#               lookups under load (blocks POSTed meanwhile if BLOCKS), paging
+#               the largest whale, restarts after SIGKILL, a cold page cache
+#   scan        POST /v1/scan on the plain load, before its index is built
 #   sh bench/scripts/scale-bench.sh N [STORES]
 # Env: BIN (bin), WORK (/work/tmp-scale-bench), OUT (bench/results/scale.md),
-# KEEP=1 keeps the generated set. Needs bin/utxod (-tags rocksdb) and bin/mainnetgen.
+# KEEP=1 keeps the generated set, SERVE=0 skips scalebench, SERVE_FLAGS (extra
+# flags of scalebench serve), BLOCKS (a Core blk-framed file extending the
+# set's tip; default GEN/blocks.dat if the generator wrote one). Needs
+# bin/utxod (-tags rocksdb), bin/mainnetgen and bin/scalebench.
 set -eu
 N=${1:?usage: scale-bench.sh N [STORES]}
 STORES=${2:-"pebble rocksdb bbolt"}
@@ -27,8 +35,12 @@ HS3=$(field hash_serialized_3)
 MUH=$(field muhash)
 COINS=$(field coins)
 [ "$COINS" = "$N" ] || { echo "expect.json: $COINS coins, want $N" >&2; exit 1; }
-ROWS=$WORK/rows
+ROWS=$WORK/rows SROWS=$WORK/serve-rows
 : >"$ROWS"
+: >"$SROWS"
+BLOCKS=${BLOCKS:-}
+[ -z "$BLOCKS" ] && [ -f "$GEN/blocks.dat" ] && BLOCKS=$GEN/blocks.dat
+serveargs="--snapshot $GEN/utxo.dat --expect $GEN/expect.json"
 # t STORE STEP cmd...: one timed row (coins/s from N).
 t() {
 	s=$1 step=$2; shift 2
@@ -45,9 +57,19 @@ for s in $STORES; do
 	t "$s" "load + index" "$BIN/utxod" snapshot load "$GEN/utxo.dat" --datadir "$IX" $common --index scripthash
 	ixsize=$(size "$IX")
 	"$BIN/utxod" index verify --datadir "$IX" --log-level warn >/dev/null || { echo "$s: index verify failed" >&2; exit 1; }
+	if [ "${SERVE:-1}" != 0 ]; then
+		# shellcheck disable=SC2086 # word splitting intended
+		"$BIN/scalebench" serve --utxod "$BIN/utxod" --datadir "$IX" $serveargs --label "$s" \
+			${BLOCKS:+--blocks "$BLOCKS"} ${SERVE_FLAGS:-} >>"$SROWS" 2>"$WORK/serve.err" || { echo "$s scalebench serve failed:" >&2; tail -20 "$WORK/serve.err" >&2; exit 1; }
+	fi
 	rm -rf "$IX"
 	t "$s" "load" "$BIN/utxod" snapshot load "$GEN/utxo.dat" --datadir "$PL" $common
 	plsize=$(size "$PL")
+	if [ "${SERVE:-1}" != 0 ]; then
+		# shellcheck disable=SC2086
+		"$BIN/scalebench" scan --utxod "$BIN/utxod" --datadir "$PL" $serveargs --label "$s" >>"$SROWS" 2>"$WORK/scan.err" ||
+			{ echo "$s scalebench scan failed:" >&2; tail -20 "$WORK/scan.err" >&2; exit 1; }
+	fi
 	t "$s" "index build" "$BIN/utxod" index build --datadir "$PL" --log-level warn
 	"$BIN/utxod" index verify --datadir "$PL" --log-level warn >/dev/null || { echo "$s: index verify after build failed" >&2; exit 1; }
 	t "$s" "hash_serialized_3" "$BIN/utxod" chainstate --network regtest --backend "$s" --datadir "$PL" --hash-type hash_serialized_3 --log-level warn
@@ -72,6 +94,20 @@ done
 	echo "| store | step | wall s | CPU s | peak RSS MiB | M coins/s |"
 	echo "|---|---|---:|---:|---:|---:|"
 	cat "$ROWS"
+	if [ -s "$SROWS" ]; then
+		echo
+		echo "## Serving the loaded datadir"
+		echo
+		echo "\`scalebench serve\` (bench/cmd/scalebench) starts \`utxod serve\` on the datadir loaded with the index and drives it over"
+		echo "loopback from its own process, which shares the CPUs with the server (CPU per request below splits the two)."
+		echo "Lookups: closed-loop keep-alive connections, keys drawn from the snapshot over the"
+		echo "whole key space, interleaved rounds, median round (min–max). Blocks: ${BLOCKS:-none given}. \`scalebench scan\` runs on"
+		echo "the plain load before its index is built. Reproduce: \`make bench-scale N=$N SCALE_STORES=\"$STORES\"\`."
+		echo
+		echo "| store | measurement | figure | goal |"
+		echo "|---|---|---|---|"
+		cat "$SROWS"
+	fi
 } >"$OUT"
 [ "${KEEP:-}" = 1 ] || rm -rf "$GEN"
 cat "$OUT"
