@@ -101,8 +101,9 @@ done
 		echo "\`scalebench serve\` (bench/cmd/scalebench) starts \`utxod serve\` on the datadir loaded with the index and drives it over"
 		echo "loopback from its own process, which shares the CPUs with the server (CPU per request below splits the two)."
 		echo "Lookups: closed-loop keep-alive connections, keys drawn from the snapshot over the"
-		echo "whole key space, interleaved rounds, median round (min–max). Blocks: ${BLOCKS:-none given}. \`scalebench scan\` runs on"
-		echo "the plain load before its index is built. Reproduce: \`make bench-scale N=$N SCALE_STORES=\"$STORES\"\`."
+		echo "whole key space, interleaved rounds, median round (min–max). Blocks POSTed: ${BLOCKS:+those of $(basename "$BLOCKS")}${BLOCKS:-none}."
+		echo "\`scalebench scan\` runs on the plain load before its index is built. Reproduce:"
+		echo "\`make bench-scale N=$N SCALE_STORES=\"$STORES\"${SERVE_FLAGS:+ SCALE_SERVE_FLAGS=\"$SERVE_FLAGS\"}\`."
 		echo
 		echo "| store | measurement | figure | goal |"
 		echo "|---|---|---|---|"
