@@ -185,7 +185,7 @@ func (c *eventConn) end(code uint16, reason string) error {
 	return c.write(c.format.end(code, reason))
 }
 
-// eventPool writes the attached streams' live batches.
+// eventPool writes the attached streams' live batches (init).
 type eventPool struct {
 	e       *eventService
 	mu      sync.Mutex
@@ -195,14 +195,14 @@ type eventPool struct {
 	scratch []*passScratch // run's
 }
 
+func (p *eventPool) init(e *eventService) {
+	p.e, p.conns, p.kick = e, make(map[*eventConn]struct{}), make(chan struct{}, 1)
+}
+
 // attach adds c to the pool's passes.
 func (p *eventPool) attach(c *eventConn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.conns == nil {
-		p.conns = make(map[*eventConn]struct{})
-		p.kick = make(chan struct{}, 1)
-	}
 	p.conns[c] = struct{}{}
 	if !p.running {
 		p.running = true
@@ -301,6 +301,10 @@ type passScratch struct {
 func (p *eventPool) serve(c *eventConn, s *passScratch, keepalive bool) {
 	if !c.wmu.TryLock() {
 		return // its writer wakes the pool when done
+	}
+	if c.ended {
+		c.wmu.Unlock()
+		return
 	}
 	s.out, s.batches = s.out[:0], s.batches[:0]
 	for len(s.batches) < cap(c.st.Messages()) {

@@ -110,7 +110,7 @@ func newEventService(cfg Config) *eventService {
 		return nil
 	}
 	e := &eventService{hub: cfg.Events, subs: events.NewRegistry(0, 0)}
-	e.pool.e = e
+	e.pool.init(e)
 	return e
 }
 
