@@ -427,9 +427,15 @@ func (e *eventService) serveConn(ctx context.Context, c *eventConn, in *bufio.Re
 	}
 }
 
-// readSSE discards what an SSE client sends until it leaves.
+// readSSE discards what an SSE client sends until it leaves (through the
+// reader's own buffer: io.Discard would hold one of 8 kB per stream).
 func readSSE(_ *eventConn, in *bufio.Reader, _ *eventPool) {
-	_, _ = io.Copy(io.Discard, in)
+	var b [64]byte
+	for {
+		if _, err := in.Read(b[:]); err != nil {
+			return
+		}
+	}
 }
 
 // WebSocket (RFC 6455), the little a server that only sends needs.

@@ -14,13 +14,8 @@
 // server's and the clients' CPU per block, and the server's memory per
 // watched script.
 //
-// --clients-nice N lowers the clients' scheduling priority (the server's
-// stays), which approximates clients on other machines: the server's share
-// with the CPU first for it.
-//
 //	eventsbench [--utxod bin/utxod] [--streams 10000] [--scripts 100]
 //	            [--blocks 30] [--every 200ms] [--cpuprofile FILE]
-//	            [--clients-nice N]
 package main
 
 import (
@@ -70,7 +65,6 @@ type config struct {
 	utxod, cpuprofile, serverArgs string
 	streams, scripts, blocks      int
 	every                         time.Duration
-	clientsNice                   int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -84,7 +78,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&c.every, "every", 200*time.Millisecond, "pause between blocks")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "the server's CPU profile of the whole run (utxod serve --cpuprofile)")
 	fs.StringVar(&c.serverArgs, "server-args", "", "extra flags for utxod serve, space-separated")
-	fs.IntVar(&c.clientsNice, "clients-nice", 0, "nice value of this process (the clients) once the server runs, 0 to 19")
 	if code, done := t.Parse(args); done {
 		return code
 	}
@@ -239,11 +232,6 @@ func measure(ctx context.Context, c config, t *cli.Tool) (string, error) {
 		return "", err
 	}
 	defer srv.cmd.Process.Kill()
-	if c.clientsNice != 0 {
-		if err := niceSelf(c.clientsNice); err != nil {
-			return "", err
-		}
-	}
 	tr := &http.Transport{MaxIdleConnsPerHost: c.streams + 16, DisableCompression: true,
 		DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext}
 	client := &http.Client{Transport: tr}
@@ -430,8 +418,8 @@ func measure(ctx context.Context, c config, t *cli.Tool) (string, error) {
 	clientCPU := tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)
 
 	var out strings.Builder
-	fmt.Fprintf(&out, "utxod serve in its own process, %d SSE clients in this one (nice %d); %d scripts each (%d watched); %d blocks %v apart, each paying %d watched scripts\n",
-		c.streams, c.clientsNice, c.scripts, c.streams*c.scripts, c.blocks, c.every, (c.streams+9)/10)
+	fmt.Fprintf(&out, "utxod serve in its own process, %d SSE clients in this one; %d scripts each (%d watched); %d blocks %v apart, each paying %d watched scripts\n",
+		c.streams, c.scripts, c.streams*c.scripts, c.blocks, c.every, (c.streams+9)/10)
 	fmt.Fprintf(&out, "| measurement | figure |\n|---|---|\n")
 	fmt.Fprintf(&out, "| client receipt of block_connected after the POST returned, p50 / p99 / max | %s / %s / %s |\n", ms(pct(fromAnswer, .5)), ms(pct(fromAnswer, .99)), ms(fromAnswer[len(fromAnswer)-1]))
 	fmt.Fprintf(&out, "| — after the POST started, p50 / p99 | %s / %s |\n", ms(pct(fromSend, .5)), ms(pct(fromSend, .99)))
@@ -450,25 +438,6 @@ func measure(ctx context.Context, c config, t *cli.Tool) (string, error) {
 		fmt.Fprintf(&out, "| streams cut off | %.0f |\n", v)
 	}
 	return out.String(), nil
-}
-
-// niceSelf sets the nice value of every thread of this process (Linux's
-// is per thread; the threads made later inherit it).
-func niceSelf(n int) error {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return err
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, n); err != nil {
-			return fmt.Errorf("nice %d: %w", n, err)
-		}
-	}
-	return nil
 }
 
 // histQuantiles interpolates quantiles of a Prometheus histogram over the
