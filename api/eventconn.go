@@ -58,12 +58,10 @@ func (f eventFormat) appendBatch(b, tmp []byte, batch []events.Message) ([]byte,
 	case wsText:
 		for _, m := range batch {
 			if m.Cursor == (events.Cursor{}) && m.Kind == "" { // a keepalive
-				b = appendWSFrame(b, wsPing, nil)
+				b = appendWSFrame(b, wsOpPing, nil)
 				continue
 			}
-			tmp = tmp[:0]
-			tmp, _ = appendEventMessage(tmp, m)
-			b = appendWSFrame(b, wsOpText, tmp)
+			b = appendWSFrame(b, wsOpText, eventMessage(m))
 		}
 	}
 	return b, tmp
@@ -87,10 +85,11 @@ func appendChunk(b, body []byte) []byte {
 	return append(b, "\r\n"...)
 }
 
-// appendEventMessage appends m as EventMessage's JSON.
-func appendEventMessage(b []byte, m events.Message) ([]byte, error) {
-	j, err := json.Marshal(EventMessage{Event: m.Kind, ID: m.Cursor.String(), Data: m.Data})
-	return append(b, j...), err
+// eventMessage is m as EventMessage's JSON (m.Data is the Hub's JSON, so
+// Marshal does not fail).
+func eventMessage(m events.Message) []byte {
+	j, _ := json.Marshal(EventMessage{Event: m.Kind, ID: m.Cursor.String(), Data: m.Data})
+	return j
 }
 
 // sharedFrame is a one-message batch's bytes in one format, by the batch's
@@ -444,7 +443,6 @@ const (
 	wsOpClose = 0x8
 	wsOpPing  = 0x9
 	wsOpPong  = 0xa
-	wsPing    = wsOpPing
 
 	wsStatusNormal          = 1000
 	wsStatusProtocolError   = 1002
