@@ -22,7 +22,7 @@ import (
 // WebSocket client's ping gets its pong; the Hub's end (shutdown, or a
 // cut-off) ends the SSE body cleanly (its last chunk: io.EOF, not an
 // unexpected EOF) and closes the WebSocket with 1013; a client that leaves
-// frees its stream.
+// (or closes its WebSocket, which gets its answer) frees its stream.
 func TestEventsStreamEnds(t *testing.T) {
 	n := newEventsNet(t, 0, events.Config{})
 	n.waitHub()
@@ -45,6 +45,14 @@ func TestEventsStreamEnds(t *testing.T) {
 	}
 	defer wc.CloseNow()
 	leaving := openSSE(t, target, nil)
+	closing, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(target, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStreams(t, n, 4)
+	if err := closing.Close(websocket.StatusNormalClosure, ""); err != nil { // the server answers the close
+		t.Errorf("ws close: %v", err)
+	}
 	waitStreams(t, n, 3)
 
 	b := n.mine(payout{watchedScript, 1e6})
