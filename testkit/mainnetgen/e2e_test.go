@@ -10,27 +10,44 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// buildUtxod compiles cmd/utxod (pure Go stores) into dir.
-func buildUtxod(t *testing.T, dir string) string {
+var (
+	utxodOnce sync.Once
+	utxodBin  string
+	utxodErr  error
+)
+
+// buildUtxod compiles cmd/utxod (pure Go stores) once per test run, into
+// the shared set's directory.
+func buildUtxod(t *testing.T) string {
 	t.Helper()
+	dir, _ := shared(t)
+	utxodOnce.Do(func() { utxodBin, utxodErr = compileUtxod(filepath.Join(dir, "bin")) })
+	if utxodErr != nil {
+		t.Fatal(utxodErr)
+	}
+	return utxodBin
+}
+
+func compileUtxod(dir string) (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	mod := strings.TrimSpace(string(out))
 	if mod == "" || mod == os.DevNull {
-		t.Fatal("not inside the utxod module")
+		return "", errors.New("not inside the utxod module")
 	}
 	bin := filepath.Join(dir, "utxod")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/utxod")
 	cmd.Dir = filepath.Dir(mod)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/utxod: %v\n%s", err, out)
+		return "", fmt.Errorf("go build ./cmd/utxod: %w\n%s", err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 // runJSON runs bin with args and decodes its JSON answer.
@@ -99,7 +116,7 @@ func TestUtxodAgrees(t *testing.T) {
 	}
 	dir, e := shared(t)
 	tmp := t.TempDir()
-	bin := buildUtxod(t, tmp)
+	bin := buildUtxod(t)
 	snap, headers := filepath.Join(dir, SnapshotFile), filepath.Join(dir, HeadersFile)
 
 	v := runJSON(t, bin, "snapshot", "verify", snap, "--expect-hash", e.HashSerialized3, "--height", strconv.Itoa(int(e.Height)), "--json")
@@ -142,7 +159,7 @@ func TestBlocksConnect(t *testing.T) {
 		t.Skip("builds utxod")
 	}
 	tmp := t.TempDir()
-	bin := buildUtxod(t, tmp)
+	bin := buildUtxod(t)
 	cfg := Config{Coins: 30_000, Seed: 5, Height: 3_000, Blocks: BlockConfig{Old: 2, Recent: 2, Txs: 150}}
 	dir := filepath.Join(tmp, "gen")
 	e, err := Generate(cfg, dir)
