@@ -217,7 +217,7 @@ func (bs *blockSet) build(dir string) (*BlocksExpect, error) {
 	bs.r = newRNG(bs.cfg.Seed, 4)
 	txs, need := bs.txsPerBlock()
 	if need == 0 {
-		return nil, errors.New("mainnetgen: no spendable coin for the blocks")
+		return nil, errors.New("mainnetgen: the set has no spendable coin for the blocks: ask for none (--old-blocks 0 --recent-blocks 0)")
 	}
 	if err := bs.pickOld(need); err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func (bs *blockSet) block(prev wire.Hash, height int32, t int64, kind string, tx
 		all = append(all, ins)
 	}
 	if len(all) == 0 {
-		return nil, info, fmt.Errorf("mainnetgen: block %d: no coin left to spend", height)
+		return nil, info, fmt.Errorf("mainnetgen: block %d: no coin left to spend (%d spendable in the set): ask for fewer blocks", height, bs.spendable)
 	}
 	// Unsigned transactions: two outputs paying pool keys, a fee of a
 	// thousandth of the inputs.
