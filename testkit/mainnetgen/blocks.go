@@ -296,9 +296,26 @@ type input struct {
 	old bool
 }
 
-// block builds, signs and solves one block.
+// block builds, signs and solves one block and applies it to the set.
 func (bs *blockSet) block(prev wire.Hash, height int32, t int64, kind string, txs int, badSig bool) (*btcwire.MsgBlock, BlockInfo, error) {
 	info := BlockInfo{Height: height, Kind: kind}
+	all := bs.pickInputs(kind, txs, &info)
+	if len(all) == 0 {
+		return nil, info, fmt.Errorf("mainnetgen: block %d: no coin left to spend (%d spendable in the set): ask for fewer blocks", height, bs.spendable)
+	}
+	b, outs, err := bs.assemble(prev, height, t, all, badSig)
+	if err != nil {
+		return nil, info, err
+	}
+	info.Txs = len(b.Transactions)
+	bs.apply(b, height, all, outs)
+	return b, info, nil
+}
+
+// pickInputs takes the coins of txs transactions: old coins for an old
+// block; for a recent one the newest outputs of the blocks before, a
+// RecentOldPerMille share old coins.
+func (bs *blockSet) pickInputs(kind string, txs int, info *BlockInfo) [][]input {
 	var all [][]input
 	for range txs {
 		var ins []input
@@ -327,11 +344,14 @@ func (bs *blockSet) block(prev wire.Hash, height int32, t int64, kind string, tx
 		info.Inputs += len(ins)
 		all = append(all, ins)
 	}
-	if len(all) == 0 {
-		return nil, info, fmt.Errorf("mainnetgen: block %d: no coin left to spend (%d spendable in the set): ask for fewer blocks", height, bs.spendable)
-	}
-	// Unsigned transactions: two outputs paying pool keys, a fee of a
-	// thousandth of the inputs.
+	return all
+}
+
+// assemble builds the block spending all: per transaction two outputs
+// paying pool keys and a fee of a thousandth of its inputs, signed; a
+// coinbase paying the subsidy and the fees; the witness commitment, the
+// merkle root and the proof of work. outs[j] are transaction j+1's outputs.
+func (bs *blockSet) assemble(prev wire.Hash, height int32, t int64, all [][]input, badSig bool) (*btcwire.MsgBlock, [][2]spendRec, error) {
 	var fees uint64
 	body := make([]*btcwire.MsgTx, len(all))
 	outs := make([][2]spendRec, len(all))
@@ -361,7 +381,7 @@ func (bs *blockSet) block(prev wire.Hash, height int32, t int64, kind string, tx
 		}
 	}
 	if err := bs.signAll(body, all); err != nil {
-		return nil, info, err
+		return nil, nil, err
 	}
 	if badSig {
 		corrupt(body[0])
@@ -379,12 +399,15 @@ func (bs *blockSet) block(prev wire.Hash, height int32, t int64, kind string, tx
 	}
 	blockgen.UpdateMerkleRoot(&b)
 	if err := blockgen.Solve(&b.Header); err != nil {
-		return nil, info, err
+		return nil, nil, err
 	}
-	info.Txs = len(b.Transactions)
+	return &b, outs, nil
+}
 
-	// The set's changes: spent coins out, new outputs in (the coinbase's
-	// too, but not its witness commitment, unspendable).
+// apply records b's changes to the set: spent coins out, new outputs in
+// (the coinbase's too, but not its witness commitment, unspendable), and
+// its outputs as the next block's recent coins.
+func (bs *blockSet) apply(b *btcwire.MsgBlock, height int32, all [][]input, outs [][2]spendRec) {
 	for _, ins := range all {
 		for _, in := range ins {
 			op := outpoint{in.rec.txid, in.rec.vout}
@@ -422,7 +445,6 @@ func (bs *blockSet) block(prev wire.Hash, height int32, t int64, kind string, tx
 		fresh[i], fresh[k] = fresh[k], fresh[i]
 	}
 	bs.recent = append(bs.recent, fresh...)
-	return &b, info, nil
 }
 
 // outType draws a block output's type: P2TR 40 %, P2WPKH 45 %, P2PKH 15 %.
