@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	btcwire "github.com/btcsuite/btcd/wire/v2"
 )
 
 var (
@@ -178,6 +180,7 @@ func TestBlocksConnect(t *testing.T) {
 			t.Errorf("block %d (%s): %d of %d inputs old", i, bl.Kind, bl.OldInputs, bl.Inputs)
 		}
 	}
+	checkSpends(t, dir, b)
 	load := func(datadir string) {
 		runJSON(t, bin, "snapshot", "load", filepath.Join(dir, SnapshotFile), "--datadir", datadir, "--backend", "pebble",
 			"--network", "regtest", "--expect-hash", e.HashSerialized3, "--headers", filepath.Join(dir, HeadersFile), "--json", "--log-level", "warn")
@@ -223,5 +226,47 @@ func TestBlocksConnect(t *testing.T) {
 	c := runJSON(t, bin, "chainstate", "--datadir", badData, "--network", "regtest", "--json", "--log-level", "warn")
 	if toString(c["height"]) != strconv.Itoa(int(be.Blocks.List[0].Height)) || toString(c["bestblock"]) != be.Blocks.List[0].Hash {
 		t.Errorf("after the refusal the tip is %v at %v, want the first block", c["bestblock"], c["height"])
+	}
+}
+
+// checkSpends reads blocks.dat: old blocks spend coins spread over the
+// whole txid space (about half below its middle), recent blocks mostly
+// outputs of the blocks before them.
+func checkSpends(t *testing.T, dir string, b *BlocksExpect) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, BlocksFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[[32]byte]bool{}
+	for _, info := range b.List {
+		var blk btcwire.MsgBlock
+		if err := blk.Deserialize(bytes.NewReader(raw[info.Offset : info.Offset+int64(info.Bytes)])); err != nil {
+			t.Fatal(err)
+		}
+		if got := blk.BlockHash().String(); got != info.Hash {
+			t.Fatalf("block at %d: hash %s, expect.json %s", info.Offset, got, info.Hash)
+		}
+		var low, fromBlocks, n int
+		for _, tx := range blk.Transactions[1:] {
+			for _, in := range tx.TxIn {
+				n++
+				if in.PreviousOutPoint.Hash[0] < 0x80 {
+					low++
+				}
+				if made[in.PreviousOutPoint.Hash] {
+					fromBlocks++
+				}
+			}
+		}
+		switch {
+		case info.Kind == "old" && (fromBlocks != 0 || low*100 < n*35 || low*100 > n*65):
+			t.Errorf("old block %d: %d of %d inputs below the middle of the txid space, %d from the blocks", info.Height, low, n, fromBlocks)
+		case info.Kind == "recent" && fromBlocks*100 < n*80:
+			t.Errorf("recent block %d: %d of %d inputs from the blocks before", info.Height, fromBlocks, n)
+		}
+		for _, tx := range blk.Transactions {
+			made[tx.TxHash()] = true
+		}
 	}
 }
