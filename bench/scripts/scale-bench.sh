@@ -15,7 +15,7 @@
 #   sh bench/scripts/scale-bench.sh N [STORES]
 # Env: BIN (bin), WORK (/work/tmp-scale-bench), OUT (bench/results/scale.md),
 # GEN_FLAGS (more mainnetgen flags: --old-blocks, --recent-blocks, --block-txs),
-# KEEP=1 keeps the generated set. Needs bin/utxod (-tags rocksdb) and bin/mainnetgen.
+# KEEP=1 keeps the generated set. Needs bin/utxod (-tags rocksdb), bin/mainnetgen, jq and curl.
 set -eu
 N=${1:?usage: scale-bench.sh N [STORES]}
 STORES=${2:-"pebble rocksdb bbolt"}
