@@ -144,21 +144,25 @@ bench-follow: deps-build
 .PHONY: bench gate
 
 # A mainnet-shaped UTXO set as a Core snapshot (testkit/mainnetgen): writes
-# $(OUT)/utxo.dat, $(OUT)/headers.dat (regtest header chain to the base) and
-# $(OUT)/expect.json (digests computed by the generator). N=185000000 is
-# mainnet's peak: ≈ 9 GB of snapshot, a few hundred MiB of memory.
+# $(OUT)/utxo.dat, $(OUT)/headers.dat (regtest header chain to the base),
+# $(OUT)/blocks.dat (signed blocks on the base spending old, then recent coins)
+# and $(OUT)/expect.json (digests before and after the blocks, computed by the
+# generator). N=185000000 is mainnet's peak: ≈ 9 GB of snapshot, a few tens of
+# MiB of memory. GEN_FLAGS: e.g. --old-blocks 40 --recent-blocks 10 --block-txs 3000.
 .PHONY: gen-mainnet
 N    ?= 185000000
 OUT  ?= /work/tmp-scale
 SEED ?= 1
+GEN_FLAGS ?=
 gen-mainnet:
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
-	$(BIN)/mainnetgen --coins $(N) --seed $(SEED) --network regtest --out $(OUT)
+	$(BIN)/mainnetgen --coins $(N) --seed $(SEED) --network regtest --out $(OUT) $(GEN_FLAGS)
 
 # Scale benchmark (bench/results/scale.md): a mainnet-shaped set of N coins
 # (mainnetgen, headers to 880,000) loaded with and without the scripthash
 # index, the index built afterwards, both digests and a dump, per store, each
-# step timed whole-process (wall, CPU, peak RSS) with the datadir sizes.
+# step timed whole-process (wall, CPU, peak RSS) with the datadir sizes, then
+# the generated blocks POSTed one by one to utxod serve (p50/p99/max per kind).
 # Disk: about 3× the set's datadir under SCALE_WORK. Not part of make test.
 # Then bench/cmd/scalebench serves the loaded datadir (lookups under load,
 # paging a whale, SIGKILL restarts, a cold page cache; SCALE_BLOCKS: a blk
@@ -173,7 +177,7 @@ SCALE_BLOCKS      ?=
 bench-scale: build
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
 	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
-	BIN=$(BIN) WORK=$(SCALE_WORK) SERVE=$(SCALE_SERVE) SERVE_FLAGS="$(SCALE_SERVE_FLAGS)" BLOCKS="$(SCALE_BLOCKS)" \
+	BIN=$(BIN) WORK=$(SCALE_WORK) GEN_FLAGS="$(GEN_FLAGS)" SERVE=$(SCALE_SERVE) SERVE_FLAGS="$(SCALE_SERVE_FLAGS)" BLOCKS="$(SCALE_BLOCKS)" \
 		sh bench/scripts/scale-bench.sh $(N) "$(SCALE_STORES)"
 
 # scalebench serve alone on a datadir already loaded with the index:
