@@ -270,7 +270,7 @@ func blockInfo(n chainstate.BlockInfo) BlockInfo {
 		Height:        n.Height,
 		Flags:         n.Status.String(),
 		Confirmations: -1,
-		ChainWork:     hex64(n.ChainWork),
+		ChainWork:     n.ChainWork.String(),
 		Version:       n.Header.Version,
 		MerkleRoot:    n.Header.MerkleRoot.String(),
 		Time:          n.Header.Time,

@@ -1,18 +1,15 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -102,37 +99,19 @@ type eventService struct {
 	lim  events.Limits
 	// delivery observes each live batch's delay (metrics.registerEvents).
 	delivery prometheus.Histogram
-	// shared is the SSE frame of the last one-message batch written: the
-	// Hub hands the same batch (a block's marker, or the id-only advance)
-	// to every stream with nothing else in the block, so its frame is
-	// built once per block, not once per stream.
-	shared atomic.Pointer[sharedFrame]
-}
-
-// sharedFrame is a one-message batch's SSE frame, by the batch's first
-// element (the memo keeps the batch alive, so the address is not reused).
-type sharedFrame struct {
-	key   *events.Message
-	frame []byte
-}
-
-// frame is the SSE frame of a one-message batch, shared while the Hub
-// shares the batch.
-func (e *eventService) frame(batch []events.Message) []byte {
-	key := &batch[0]
-	if f := e.shared.Load(); f != nil && f.key == key {
-		return f.frame
-	}
-	f := &sharedFrame{key, appendSSE(nil, batch[0])}
-	e.shared.Store(f)
-	return f.frame
+	// shared holds, per format, the bytes of the last one-message batch
+	// written (appendBatch).
+	shared [eventFormats]atomic.Pointer[sharedFrame]
+	pool   eventPool
 }
 
 func newEventService(cfg Config) *eventService {
 	if cfg.Events == nil {
 		return nil
 	}
-	return &eventService{hub: cfg.Events, subs: events.NewRegistry(0, 0)}
+	e := &eventService{hub: cfg.Events, subs: events.NewRegistry(0, 0)}
+	e.pool.init(e)
+	return e
 }
 
 func (s *Server) eventRoutes(r chi.Router) {
@@ -299,74 +278,26 @@ func (s *Server) eventFilter(w http.ResponseWriter, r *http.Request) (*events.Fi
 	return f, true
 }
 
-// serveEventsSSE writes the stream as Server-Sent Events.
+// serveEventsSSE writes the stream as Server-Sent Events: the head by
+// net/http, then the connection is the pool's (serveConn).
 func (s *Server) serveEventsSSE(w http.ResponseWriter, r *http.Request, st *events.Stream) {
-	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	var deadline time.Time
-	write := func(batch []events.Message) error {
-		// The batch's frames in one write, which gets eventWriteIdle (less
-		// at most a second: the deadline, a timer, moves at most once a
-		// second).
-		if now := time.Now(); deadline.Sub(now) < eventWriteIdle-time.Second {
-			deadline = now.Add(eventWriteIdle)
-			_ = rc.SetWriteDeadline(deadline)
-		}
-		var err error
-		if len(batch) == 1 && batch[0].Cursor != (events.Cursor{}) { // not a keepalive
-			_, err = w.Write(s.events.frame(batch))
-		} else {
-			buf := ssePool.Get().(*[]byte)
-			b := (*buf)[:0]
-			for _, m := range batch {
-				b = appendSSE(b, m)
-			}
-			_, err = w.Write(b)
-			*buf = b
-			ssePool.Put(buf)
-		}
-		if err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	if write(nil) != nil {
+	conn, brw, err := http.NewResponseController(w).Hijack() // writes the head first
+	if err != nil {
+		s.log.Debug("events: no connection to take", "err", err)
 		return
 	}
-	if err := st.Replay(r.Context(), write); err != nil {
-		s.log.Debug("events: replay ended", "err", err)
-		return
+	f := sseChunked // as net/http chose for the head
+	if !r.ProtoAtLeast(1, 1) {
+		f = sseRaw
 	}
-	keep := time.NewTicker(eventKeepalive)
-	defer keep.Stop()
-	for {
-		select {
-		case batch := <-st.Messages():
-			err := write(batch.Messages)
-			st.Received(len(batch.Messages))
-			if err != nil {
-				return
-			}
-			s.events.delivery.Observe(time.Since(batch.Announced).Seconds())
-		case <-keep.C:
-			if write([]events.Message{{}}) != nil { // a keepalive comment
-				return
-			}
-		case <-st.Done():
-			return
-		case <-r.Context().Done():
-			return
-		}
-	}
+	s.events.serveConn(r.Context(), newEventConn(st, conn, f), brw.Reader, readSSE)
 }
-
-// ssePool holds the buffers a batch's frames are built in.
-var ssePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // appendSSE appends one event: kind, id, data (one line: compact JSON). A
 // message without a kind is an id alone, which moves the client's
@@ -395,58 +326,13 @@ func appendSSE(b []byte, m events.Message) []byte {
 }
 
 // serveEventsWS writes the stream as WebSocket messages (EventMessage).
+// Public read-only data, as the SSE stream: any origin.
 func (s *Server) serveEventsWS(w http.ResponseWriter, r *http.Request, st *events.Stream) {
-	// Public read-only data, as the SSE stream: any origin.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	conn, in, err := acceptWS(w, r)
 	if err != nil {
-		return // Accept wrote the error
-	}
-	defer c.CloseNow()
-	ctx := c.CloseRead(context.WithoutCancel(r.Context()))
-	write := func(batch []events.Message) error {
-		for _, m := range batch {
-			b, err := json.Marshal(EventMessage{Event: m.Kind, ID: m.Cursor.String(), Data: m.Data})
-			if err != nil {
-				return err
-			}
-			wctx, cancel := context.WithTimeout(ctx, eventWriteIdle)
-			err = c.Write(wctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := st.Replay(ctx, write); err != nil {
-		c.Close(websocket.StatusInternalError, "replay failed")
 		return
 	}
-	keep := time.NewTicker(eventKeepalive)
-	defer keep.Stop()
-	for {
-		select {
-		case batch := <-st.Messages():
-			err := write(batch.Messages)
-			st.Received(len(batch.Messages))
-			if err != nil {
-				return
-			}
-			s.events.delivery.Observe(time.Since(batch.Announced).Seconds())
-		case <-keep.C:
-			pctx, cancel := context.WithTimeout(ctx, eventWriteIdle)
-			err := c.Ping(pctx)
-			cancel()
-			if err != nil {
-				return
-			}
-		case <-st.Done():
-			c.Close(websocket.StatusTryAgainLater, "cut off: resume with the last id")
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	s.events.serveConn(r.Context(), newEventConn(st, conn, wsText), in, readWS)
 }
 
 func writeEventsOff(w http.ResponseWriter) {

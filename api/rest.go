@@ -176,7 +176,7 @@ func (s *Server) chainInfo() ChainInfo {
 		Difficulty:    coreFloat(difficulty(tip.Header.Bits)),
 		Time:          int64(tip.Header.Time),
 		MedianTime:    tip.MedianTime,
-		ChainWork:     hex64(tip.ChainWork),
+		ChainWork:     tip.ChainWork.String(),
 		SizeOnDisk:    s.sizeOnDisk(),
 		Warnings:      []string{},
 	}
@@ -333,7 +333,7 @@ func headerJSON(n chainstate.BlockInfo) BlockHeader {
 		Bits:          fmt.Sprintf("%08x", n.Header.Bits),
 		Target:        targetHex(n.Header.Bits),
 		Difficulty:    coreFloat(difficulty(n.Header.Bits)),
-		ChainWork:     hex64(n.ChainWork),
+		ChainWork:     n.ChainWork.String(),
 		NTx:           n.Stats.TxCount,
 	}
 	if n.Height > 0 {

@@ -25,6 +25,7 @@ tools: deps-build
 	$(GO) build -o $(BIN)/addrbench ./bench/cmd/addrbench
 	$(GO) build -o $(BIN)/eventsbench ./bench/cmd/eventsbench
 	$(GO) build -o $(BIN)/corebench ./bench/cmd/corebench
+	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
 
 # A small performance gate (bench/gate/README.md): the same import,
 # control with UTXOD_DEBUG=merklekernel=generic (bench/settings.md) vs the
@@ -143,28 +144,53 @@ bench-follow: deps-build
 .PHONY: bench gate
 
 # A mainnet-shaped UTXO set as a Core snapshot (testkit/mainnetgen): writes
-# $(OUT)/utxo.dat, $(OUT)/headers.dat (regtest header chain to the base) and
-# $(OUT)/expect.json (digests computed by the generator). N=185000000 is
-# mainnet's peak: ≈ 9 GB of snapshot, a few hundred MiB of memory.
+# $(OUT)/utxo.dat, $(OUT)/headers.dat (regtest header chain to the base),
+# $(OUT)/blocks.dat (signed blocks on the base spending old, then recent coins)
+# and $(OUT)/expect.json (digests before and after the blocks, computed by the
+# generator). N=185000000 is mainnet's peak: ≈ 9 GB of snapshot, a few tens of
+# MiB of memory. GEN_FLAGS: e.g. --old-blocks 40 --recent-blocks 10 --block-txs 3000.
 .PHONY: gen-mainnet
 N    ?= 185000000
 OUT  ?= /work/tmp-scale
 SEED ?= 1
+GEN_FLAGS ?=
 gen-mainnet:
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
-	$(BIN)/mainnetgen --coins $(N) --seed $(SEED) --network regtest --out $(OUT)
+	$(BIN)/mainnetgen --coins $(N) --seed $(SEED) --network regtest --out $(OUT) $(GEN_FLAGS)
 
 # Scale benchmark (bench/results/scale.md): a mainnet-shaped set of N coins
 # (mainnetgen, headers to 880,000) loaded with and without the scripthash
 # index, the index built afterwards, both digests and a dump, per store, each
-# step timed whole-process (wall, CPU, peak RSS) with the datadir sizes.
+# step timed whole-process (wall, CPU, peak RSS) with the datadir sizes, then
+# the generated blocks POSTed one by one to utxod serve (p50/p99/max per kind).
 # Disk: about 3× the set's datadir under SCALE_WORK. Not part of make test.
-SCALE_WORK   ?= /work/tmp-scale-bench
-SCALE_STORES ?= pebble rocksdb bbolt
-.PHONY: bench-scale
+# Then bench/cmd/scalebench serves the loaded datadir (lookups under load,
+# paging a whale, SIGKILL restarts, a cold page cache; SCALE_BLOCKS: a blk
+# file extending the set's tip, POSTed meanwhile) and scans the plain load;
+# SCALE_SERVE=0 skips it, SCALE_SERVE_FLAGS passes flags to scalebench serve.
+SCALE_WORK        ?= /work/tmp-scale-bench
+SCALE_STORES      ?= pebble rocksdb bbolt
+SCALE_SERVE       ?= 1
+SCALE_SERVE_FLAGS ?=
+SCALE_BLOCKS      ?=
+.PHONY: bench-scale bench-scale-serve
 bench-scale: build
 	$(GO) build -o $(BIN)/mainnetgen ./testkit/cmd/mainnetgen
-	BIN=$(BIN) WORK=$(SCALE_WORK) sh bench/scripts/scale-bench.sh $(N) "$(SCALE_STORES)"
+	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
+	BIN=$(BIN) WORK=$(SCALE_WORK) GEN_FLAGS="$(GEN_FLAGS)" SERVE=$(SCALE_SERVE) SERVE_FLAGS="$(SCALE_SERVE_FLAGS)" BLOCKS="$(SCALE_BLOCKS)" \
+		sh bench/scripts/scale-bench.sh $(N) "$(SCALE_STORES)"
+
+# scalebench serve alone on a datadir already loaded with the index:
+# make bench-scale-serve SCALE_DATADIR=D SCALE_GEN=DIR (mainnetgen's --out:
+# utxo.dat, expect.json) [SCALE_BLOCKS=FILE] [SCALE_SERVE_FLAGS=...]; the
+# rows go to stdout. Blocks POSTed change the datadir.
+SCALE_DATADIR ?=
+SCALE_GEN     ?= $(OUT)
+bench-scale-serve: build
+	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
+	@[ -n "$(SCALE_DATADIR)" ] || { echo "SCALE_DATADIR: the loaded datadir"; exit 2; }
+	$(BIN)/scalebench serve --utxod $(BIN)/utxod --datadir $(SCALE_DATADIR) --snapshot $(SCALE_GEN)/utxo.dat \
+		--expect $(SCALE_GEN)/expect.json $(if $(SCALE_BLOCKS),--blocks $(SCALE_BLOCKS)) $(SCALE_SERVE_FLAGS)
 # Bitcoin Core beside utxod (opt-in; CI never needs it; bench/results/core.md). `make core-build` builds bitcoind
 # from source (bench/scripts/build-core.sh, ≈ 20 min on 2 shared cores) and prints its path.
 # `make test-core BITCOIND=...` runs the interop test (testkit/coreinterop): utxod follows a real regtest bitcoind

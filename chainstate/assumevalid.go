@@ -58,6 +58,19 @@ func (cs *Chainstate) fixAssumedTop() {
 	}
 }
 
+// loadAssumedTop is findAssumedTop at open: one pass over the index in
+// its storage order, rather than a walk of the whole active chain from
+// the tip, node by node, when no block was assumed.
+func (cs *Chainstate) loadAssumedTop() {
+	cs.av.top = nil
+	cs.index.ForEach(func(n *validate.BlockNode) bool {
+		if n.Status.Has(validate.StatusScriptsAssumed) && cs.chain.Contains(n) && (cs.av.top == nil || n.Height > cs.av.top.Height) {
+			cs.av.top = n
+		}
+		return true
+	})
+}
+
 // findAssumedTop walks the active chain down from the tip to the first
 // block flagged StatusScriptsAssumed (at load: O(height) once).
 func (cs *Chainstate) findAssumedTop() {

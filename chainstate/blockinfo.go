@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/big"
 
 	"utxod/store"
 	"utxod/utxo"
@@ -21,10 +20,8 @@ type BlockInfo struct {
 	// Header.PrevBlock is the parent (zero for genesis).
 	Header wire.Header
 	Height int32
-	// ChainWork is the work of the block and its ancestors. It is the
-	// block index's own value, which never changes after the node is
-	// created: read it, never modify it.
-	ChainWork    *big.Int
+	// ChainWork is the work of the block and its ancestors.
+	ChainWork    validate.Work
 	Status       validate.BlockStatus
 	RejectReason string // Core reject reason when Status has StatusFailed
 	// Stats are the block's transaction count, size and weight, zero when

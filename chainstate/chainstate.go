@@ -236,7 +236,7 @@ func open(cfg Config) (*Chainstate, error) {
 	if persisted.Genesis != g.Hash {
 		return nil, fmt.Errorf("%w: its genesis is %s, %s's is %s", ErrWrongNetwork, persisted.Genesis, cfg.Params.Name, g.Hash)
 	}
-	if err := cs.index.InsertAll(persisted.Index); err != nil {
+	if err := cs.index.Load(persisted.Index); err != nil {
 		return nil, fmt.Errorf("chainstate: block index: %w", err)
 	}
 	cs.snap = persisted.Snapshot
@@ -251,7 +251,7 @@ func open(cfg Config) (*Chainstate, error) {
 		return nil, fmt.Errorf("chainstate: statistics describe %d %s, tip is %d %s", persisted.Stats.Height, persisted.Stats.BestBlock, tip.Height, tip.Hash)
 	}
 	cs.chain.SetTip(tip)
-	cs.findAssumedTop()
+	cs.loadAssumedTop()
 	cs.stats = persisted.Stats
 	cs.stats.NoMuHash = true
 	cs.index.TakeDirty()

@@ -141,6 +141,8 @@ type Hub struct {
 	recent       map[wire.Hash]*blockData
 	order        []wire.Hash // recent's keys, oldest first
 	announced    time.Time   // the block being fanned out: when the chainstate announced it
+	// fanned is closed, and replaced, when a block's fan-out is done.
+	fanned atomic.Pointer[chan struct{}]
 
 	stats Stats
 }
@@ -181,10 +183,22 @@ func New(cfg Config) *Hub {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
+	fanned := make(chan struct{})
+	h.fanned.Store(&fanned)
 	tip := cfg.Chain.Tip()
 	h.tip = Cursor{Height: tip.Height, Hash: tip.Hash}
 	go h.run()
 	return h
+}
+
+// Fanned is closed once the next block's fan-out is done: every stream's
+// batch of it is queued (Stream.Messages).
+func (h *Hub) Fanned() <-chan struct{} { return *h.fanned.Load() }
+
+// signalFanned wakes those waiting on Fanned.
+func (h *Hub) signalFanned() {
+	next := make(chan struct{})
+	close(*h.fanned.Swap(&next))
 }
 
 // Stats returns the Hub's counters.
@@ -281,6 +295,7 @@ func (h *Hub) run() {
 		h.qmu.Unlock()
 		for _, j := range jobs {
 			h.process(j)
+			h.signalFanned()
 		}
 	}
 }

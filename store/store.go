@@ -27,7 +27,11 @@ type Persisted struct {
 	Genesis wire.Hash
 	Tip     wire.Hash
 	Stats   Stats
-	Index   []validate.IndexEntry
+	// Index walks the persisted block index: fn once per entry, in no
+	// particular order, the entry valid only during the call (an index of
+	// ~900k headers is decoded straight into validate.BlockIndex.Load,
+	// never held as a slice).
+	Index func(fn func(*validate.IndexEntry) error) error
 	// Snapshot is set when the state was loaded from a UTXO snapshot.
 	Snapshot *SnapshotBase
 }

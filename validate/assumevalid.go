@@ -67,7 +67,7 @@ func (a AssumeValid) ScriptCheckReason(bi *BlockIndex, node *BlockNode) string {
 	if best.Ancestor(node.Height) != node {
 		return "block not in best header chain"
 	}
-	if a.MinimumChainWork != nil && best.ChainWork.Cmp(a.MinimumChainWork) < 0 {
+	if a.MinimumChainWork != nil && best.ChainWork.Big().Cmp(a.MinimumChainWork) < 0 {
 		return "best header chainwork below minimumchainwork"
 	}
 	if BlockProofEquivalentTime(best, node, best, bi.params) <= twoWeeks {
@@ -87,7 +87,7 @@ func (a AssumeValid) SkipScripts(bi *BlockIndex, node *BlockNode) bool {
 // tip's difficulty, to produce the chain work between from and to; negative
 // when from has more work, saturating at ±MaxInt64.
 func BlockProofEquivalentTime(to, from, tip *BlockNode, p *params.Params) int64 {
-	r := new(big.Int).Sub(to.ChainWork, from.ChainWork)
+	r := new(big.Int).Sub(to.ChainWork.Big(), from.ChainWork.Big())
 	sign := int64(1)
 	if r.Sign() < 0 {
 		r.Neg(r)

@@ -30,9 +30,9 @@ func TestBlockProofEquivalentTimeCore(t *testing.T) {
 
 func TestBlockProofEquivalentTimeSaturates(t *testing.T) {
 	p := params.RegTest()
-	tip := &BlockNode{Header: wire.Header{Bits: p.PowLimitBits}, ChainWork: new(big.Int)} // work 2
-	far := &BlockNode{ChainWork: new(big.Int).Lsh(big.NewInt(1), 200)}
-	zero := &BlockNode{ChainWork: new(big.Int)}
+	tip := &BlockNode{Header: wire.Header{Bits: p.PowLimitBits}, ChainWork: Work{}} // work 2
+	far := &BlockNode{ChainWork: WorkFromBig(new(big.Int).Lsh(big.NewInt(1), 200))}
+	zero := &BlockNode{ChainWork: Work{}}
 	if got := BlockProofEquivalentTime(far, zero, tip, p); got != math.MaxInt64 {
 		t.Errorf("positive: %d", got)
 	}
@@ -40,11 +40,11 @@ func TestBlockProofEquivalentTimeSaturates(t *testing.T) {
 		t.Errorf("negative: %d", got)
 	}
 	// 2^62 work at 2 per block is 2^61 blocks of 600 s: beyond int64.
-	mid := &BlockNode{ChainWork: new(big.Int).Lsh(big.NewInt(1), 62)}
+	mid := &BlockNode{ChainWork: WorkFromBig(new(big.Int).Lsh(big.NewInt(1), 62))}
 	if got := BlockProofEquivalentTime(mid, zero, tip, p); got != math.MaxInt64 {
 		t.Errorf("2^62: %d", got)
 	}
-	small := &BlockNode{ChainWork: big.NewInt(20)}
+	small := &BlockNode{ChainWork: WorkFromBig(big.NewInt(20))}
 	if got := BlockProofEquivalentTime(small, zero, tip, p); got != 6000 {
 		t.Errorf("10 blocks: %d, want 6000", got)
 	}
@@ -80,8 +80,8 @@ func TestScriptCheckReason(t *testing.T) {
 		{"other branch", AssumeValid{Block: side[9].Hash}, at(103), "block not in assumevalid chain"},
 		{"below the fork of the assumed branch", AssumeValid{Block: side[9].Hash}, at(100), ""},
 		{"not in the best header chain", AssumeValid{Block: side[9].Hash}, side[2], "block not in best header chain"},
-		{"work one short", AssumeValid{Block: tip.Hash, MinimumChainWork: new(big.Int).Add(tip.ChainWork, big.NewInt(1))}, at(500), "best header chainwork below minimumchainwork"},
-		{"work exactly the minimum", AssumeValid{Block: tip.Hash, MinimumChainWork: new(big.Int).Set(tip.ChainWork)}, at(500), ""},
+		{"work one short", AssumeValid{Block: tip.Hash, MinimumChainWork: new(big.Int).Add(tip.ChainWork.Big(), big.NewInt(1))}, at(500), "best header chainwork below minimumchainwork"},
+		{"work exactly the minimum", AssumeValid{Block: tip.Hash, MinimumChainWork: tip.ChainWork.Big()}, at(500), ""},
 		{"exactly two weeks", on, at(tip.Height - twoWeeksBlocks), "block too recent relative to best header"},
 		{"two weeks and one block", on, at(tip.Height - twoWeeksBlocks - 1), ""},
 		{"the tip", on, tip, "block too recent relative to best header"},

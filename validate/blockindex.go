@@ -2,7 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"math/big"
 	"sort"
 	"strings"
 
@@ -78,24 +77,35 @@ var ErrOrphanHeader = &RuleError{Reason: "prev-blk-not-found", Detail: "parent h
 
 // BlockNode is one entry of the block index: a header linked to its parent,
 // with its height, cumulative chain work and validation status. Nodes are
-// owned by a BlockIndex; change Status through the index so the best header
-// and the dirty set stay right.
+// owned by a BlockIndex, which allocates them in chunks that never move
+// (arena.go); change Status through the index so the best header and the
+// dirty set stay right.
 type BlockNode struct {
-	Hash         wire.Hash
-	Header       wire.Header
-	Parent       *BlockNode
-	Height       int32
-	ChainWork    *big.Int // sum of CalcWork over this block and its ancestors
-	Status       BlockStatus
-	RejectReason string // Core reject reason when Status has StatusFailed
+	Hash      wire.Hash
+	Header    wire.Header
+	ChainWork Work // sum of CalcWork over this block and its ancestors
+	Parent    *BlockNode
+	Height    int32
+	Status    BlockStatus
 	// Stats are the block's size figures, known once its data was
 	// accepted (zero before, and for blocks persisted without them). Set
 	// once, before the block can join the active chain.
 	Stats BlockStats
 
-	skip *BlockNode // Core's pskip: an ancestor chosen for O(log n) lookups
-	seq  uint64     // arrival order; ties in chain work keep the lower
+	state        nodeState  // here, in the padding after Stats: 208 bytes a node
+	RejectReason string     // Core reject reason when Status has StatusFailed
+	skip         *BlockNode // Core's pskip: an ancestor chosen for O(log n) lookups
+	seq          uint64     // arrival order; ties in chain work keep the lower
 }
+
+// nodeState is a node's bookkeeping inside its index.
+type nodeState uint8
+
+const (
+	nodeDirty    nodeState = 1 << iota // in the dirty list (TakeDirty)
+	nodeUnlinked                       // loaded, not yet linked to its parent (Load)
+	nodeDead                           // loaded, never linked: its ancestry is missing
+)
 
 // skipHeight is Core's GetSkipHeight: the height a node's skip pointer jumps
 // back to.
@@ -175,21 +185,22 @@ func (n *BlockNode) IsAncestorOf(d *BlockNode) bool {
 // caller serializes access (Core's cs_main).
 type BlockIndex struct {
 	params  *params.Params
-	nodes   map[wire.Hash]*BlockNode
+	nodes   arena     // every node, in allocation order
+	byHash  hashTable // hash → position in nodes
+	live    int       // nodes neither unlinked nor dead
 	genesis *BlockNode
 	best    *BlockNode
 	nextSeq uint64
-	dirty   map[*BlockNode]struct{}
+	dirty   []*BlockNode
+
+	workBits uint32 // the last CalcWork, cached: bits change once per
+	work     Work   // difficulty period, so a load computes it ~once per 2016 headers
 }
 
 // NewBlockIndex returns an index holding only p's genesis block, marked
 // header-valid, data-valid and connected.
 func NewBlockIndex(p *params.Params) *BlockIndex {
-	bi := &BlockIndex{
-		params: p,
-		nodes:  make(map[wire.Hash]*BlockNode),
-		dirty:  make(map[*BlockNode]struct{}),
-	}
+	bi := &BlockIndex{params: p, byHash: newHashTable()}
 	h, _ := wire.ParseHeader(p.GenesisBlock) // a short genesis leaves a zero header
 	g := bi.newNode(h, h.BlockHash(), nil)
 	g.Status = StatusHeaderValid | StatusDataValid | StatusConnected
@@ -205,25 +216,57 @@ func (bi *BlockIndex) Params() *params.Params { return bi.params }
 func (bi *BlockIndex) Genesis() *BlockNode { return bi.genesis }
 
 // Len returns the number of nodes, genesis included.
-func (bi *BlockIndex) Len() int { return len(bi.nodes) }
+func (bi *BlockIndex) Len() int { return bi.live }
 
 // Lookup returns the node for hash, or nil.
-func (bi *BlockIndex) Lookup(hash wire.Hash) *BlockNode { return bi.nodes[hash] }
+func (bi *BlockIndex) Lookup(hash wire.Hash) *BlockNode {
+	n := bi.find(hash)
+	if n == nil || n.state&(nodeUnlinked|nodeDead) != 0 {
+		return nil
+	}
+	return n
+}
+
+// find returns the node for hash, linked or not.
+func (bi *BlockIndex) find(hash wire.Hash) *BlockNode {
+	if i, ok := bi.byHash.find(&bi.nodes, hash); ok {
+		return bi.nodes.at(i)
+	}
+	return nil
+}
 
 // BestHeader returns the node with the most chain work among those not
 // marked invalid; among equal work the one added first wins, like Core's
 // pindexBestHeader.
 func (bi *BlockIndex) BestHeader() *BlockNode { return bi.best }
 
-// newNode links a node for h under parent and registers it. It does not
-// touch the best header.
-func (bi *BlockIndex) newNode(h wire.Header, hash wire.Hash, parent *BlockNode) *BlockNode {
-	n := &BlockNode{Hash: hash, Header: h, Parent: parent, seq: bi.nextSeq}
+// alloc returns a zero node registered under hash.
+func (bi *BlockIndex) alloc(hash wire.Hash) *BlockNode {
+	i, n := bi.nodes.alloc()
+	n.Hash = hash
+	bi.byHash.insert(&bi.nodes, hash, i)
+	return n
+}
+
+// calcWork is CalcWork(bits) as Work, through a one-entry cache.
+func (bi *BlockIndex) calcWork(bits uint32) Work {
+	if bits != bi.workBits { // the zero cache is right: CalcWork(0) is 0
+		bi.workBits, bi.work = bits, WorkFromBig(CalcWork(bits))
+	}
+	return bi.work
+}
+
+// link makes n a child of parent (nil for a root): height, chain work,
+// skip pointer, inherited failure and arrival order.
+func (bi *BlockIndex) link(n, parent *BlockNode) {
+	n.Parent = parent
+	n.seq = bi.nextSeq
 	bi.nextSeq++
-	work := CalcWork(h.Bits)
+	bi.live++
+	work := bi.calcWork(n.Header.Bits)
 	if parent != nil {
 		n.Height = parent.Height + 1
-		n.ChainWork = work.Add(work, parent.ChainWork)
+		n.ChainWork = parent.ChainWork.Add(work)
 		n.skip = parent.Ancestor(skipHeight(n.Height))
 		if parent.Status.Invalid() {
 			n.Status |= StatusFailedParent
@@ -231,9 +274,31 @@ func (bi *BlockIndex) newNode(h wire.Header, hash wire.Hash, parent *BlockNode) 
 	} else {
 		n.ChainWork = work
 	}
-	bi.nodes[hash] = n
-	bi.dirty[n] = struct{}{}
+}
+
+// markDirty adds n to the dirty list once.
+func (bi *BlockIndex) markDirty(n *BlockNode) {
+	if n.state&nodeDirty == 0 {
+		n.state |= nodeDirty
+		bi.dirty = append(bi.dirty, n)
+	}
+}
+
+// newNode links a node for h under parent and registers it. It does not
+// touch the best header.
+func (bi *BlockIndex) newNode(h wire.Header, hash wire.Hash, parent *BlockNode) *BlockNode {
+	n := bi.alloc(hash)
+	n.Header = h
+	bi.link(n, parent)
+	bi.markDirty(n)
 	return n
+}
+
+// each calls fn for every node in the index until fn returns false.
+func (bi *BlockIndex) each(fn func(*BlockNode) bool) {
+	bi.nodes.each(func(n *BlockNode) bool {
+		return n.state&(nodeUnlinked|nodeDead) != 0 || fn(n)
+	})
 }
 
 // Better reports whether a should be preferred to b as a chain tip: more
@@ -260,11 +325,12 @@ func (bi *BlockIndex) consider(n *BlockNode) {
 // recomputeBest scans every node for the best valid header.
 func (bi *BlockIndex) recomputeBest() {
 	var best *BlockNode
-	for _, n := range bi.nodes {
+	bi.each(func(n *BlockNode) bool {
 		if !n.Status.Invalid() && better(n, best) {
 			best = n
 		}
-	}
+		return true
+	})
 	if best == nil {
 		best = bi.genesis // every node invalid: keep a non-nil answer
 	}
@@ -287,18 +353,18 @@ func (bi *BlockIndex) AddHeader(h wire.Header) (*BlockNode, error) {
 // StatusFailedParent).
 func (bi *BlockIndex) Insert(h wire.Header, status BlockStatus, reason string) (*BlockNode, error) {
 	hash := h.BlockHash()
-	if n := bi.nodes[hash]; n != nil {
+	if n := bi.Lookup(hash); n != nil {
 		if n.Status != status || n.RejectReason != reason {
 			wasInvalid := n.Status.Invalid()
 			n.Status, n.RejectReason = status, reason
-			bi.dirty[n] = struct{}{}
+			bi.markDirty(n)
 			if wasInvalid != status.Invalid() {
 				bi.recomputeBest()
 			}
 		}
 		return n, nil
 	}
-	parent := bi.nodes[h.PrevBlock]
+	parent := bi.Lookup(h.PrevBlock)
 	if parent == nil {
 		return nil, fmt.Errorf("%w: block %s, parent %s", ErrOrphanHeader, hash, h.PrevBlock)
 	}
@@ -327,7 +393,7 @@ func StatsOf(b *wire.Block) BlockStats {
 	return BlockStats{TxCount: uint32(len(b.Txs)), Size: uint32(len(b.Raw)), Weight: uint32(stripped*3 + len(b.Raw))}
 }
 
-// IndexEntry is one persisted block-index record for InsertAll.
+// IndexEntry is one persisted block-index record for Load and InsertAll.
 type IndexEntry struct {
 	// Stats are zero for entries persisted without them.
 	Stats        BlockStats
@@ -336,72 +402,95 @@ type IndexEntry struct {
 	RejectReason string
 }
 
-// InsertAll inserts persisted entries in any order: each entry goes in after
-// its parent. Entries whose ancestry does not reach the index are skipped
-// and reported in the returned error (wrapping ErrOrphanHeader); all others
-// are inserted.
+// InsertAll is Load over a slice.
 func (bi *BlockIndex) InsertAll(entries []IndexEntry) error {
-	byHash := make(map[wire.Hash]int, len(entries))
-	hashes := make([]wire.Hash, len(entries))
-	for i := range entries {
-		hashes[i] = entries[i].Header.BlockHash()
-		byHash[hashes[i]] = i
+	return bi.Load(func(fn func(*IndexEntry) error) error {
+		for i := range entries {
+			if err := fn(&entries[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Load inserts persisted entries, which walk passes to its fn in any order
+// (the entry is only read during the call). Each entry becomes a node at
+// once, with no copy kept aside, and the nodes are linked to their parents
+// once all are in. An entry already in the index (genesis) only updates its
+// status, reason and unknown stats. Entries whose ancestry does not reach
+// the index are left out and reported in the returned error (wrapping
+// ErrOrphanHeader); all others are inserted. Loaded nodes are not dirty:
+// they are what was persisted. An error from walk is returned as is, and
+// the index is then unusable.
+func (bi *BlockIndex) Load(walk func(fn func(*IndexEntry) error) error) error {
+	first := bi.nodes.len()
+	err := walk(func(e *IndexEntry) error {
+		hash := e.Header.BlockHash()
+		if n := bi.find(hash); n != nil {
+			if n.state&nodeUnlinked == 0 {
+				if _, err := bi.Insert(e.Header, e.Status, e.RejectReason); err == nil && n.Stats == (BlockStats{}) {
+					n.Stats = e.Stats
+				}
+			}
+			return nil // a repeated entry: the first stays
+		}
+		n := bi.alloc(hash)
+		n.Header, n.Status, n.RejectReason, n.Stats = e.Header, e.Status, e.RejectReason, e.Stats
+		n.state = nodeUnlinked
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	done := make([]bool, len(entries))
 	orphans := 0
-	var stack []int
-	for i := range entries {
-		if done[i] {
-			continue
-		}
-		// An entry already in the index (genesis) only updates its status.
-		if _, ok := bi.nodes[hashes[i]]; ok {
-			done[i] = true
-			if n, err := bi.Insert(entries[i].Header, entries[i].Status, entries[i].RejectReason); err != nil {
-				orphans++
-			} else if n.Stats == (BlockStats{}) {
-				n.Stats = entries[i].Stats
-			}
-			continue
-		}
-		// Walk up to the first ancestor already in the index.
-		stack = stack[:0]
-		linked := true
-		for cur := i; ; {
-			stack = append(stack, cur)
-			if len(stack) > len(entries) {
-				linked = false // a cycle of hashes cannot happen; stay safe
-				break
-			}
-			ph := entries[cur].Header.PrevBlock
-			if _, ok := bi.nodes[ph]; ok {
-				break
-			}
-			j, ok := byHash[ph]
-			if !ok || done[j] {
-				linked = false
-				break
-			}
-			cur = j
-		}
-		for k := len(stack) - 1; k >= 0; k-- {
-			e := stack[k]
-			done[e] = true
-			if !linked {
-				orphans++
-				continue
-			}
-			if n, err := bi.Insert(entries[e].Header, entries[e].Status, entries[e].RejectReason); err != nil {
-				orphans++
-			} else {
-				n.Stats = entries[e].Stats
-			}
+	var stack []*BlockNode
+	for i := first; i < bi.nodes.len(); i++ {
+		if n := bi.nodes.at(uint32(i)); n.state&nodeUnlinked != 0 {
+			var dead int
+			stack, dead = bi.linkLoaded(n, stack[:0])
+			orphans += dead
 		}
 	}
 	if orphans > 0 {
+		bi.byHash.rebuild(&bi.nodes, func(n *BlockNode) bool { return n.state&nodeDead == 0 })
 		return fmt.Errorf("%w: %d persisted entries do not link to the index", ErrOrphanHeader, orphans)
 	}
 	return nil
+}
+
+// linkLoaded links the unlinked node n after its unlinked ancestors, or
+// marks them all dead when their ancestry leaves the index. It returns the
+// path it walked (stack's storage, reused by the caller) and how many of
+// its nodes died.
+func (bi *BlockIndex) linkLoaded(n *BlockNode, stack []*BlockNode) ([]*BlockNode, int) {
+	var parent *BlockNode
+	for cur := n; ; {
+		stack = append(stack, cur)
+		p := bi.find(cur.Header.PrevBlock)
+		if p == nil || p.state&nodeDead != 0 || len(stack) > bi.nodes.len() {
+			for _, d := range stack {
+				d.state = nodeDead
+			}
+			return stack, len(stack)
+		}
+		if p.state&nodeUnlinked == 0 {
+			parent = p
+			break
+		}
+		cur = p
+	}
+	for k := len(stack) - 1; k >= 0; k-- {
+		c := stack[k]
+		c.state = 0
+		status := c.Status
+		c.Status = 0
+		bi.link(c, parent)
+		c.Status |= status
+		bi.consider(c)
+		parent = c
+	}
+	return stack, 0
 }
 
 // MarkInvalid marks node as invalid with a Core reject reason and every
@@ -413,13 +502,14 @@ func (bi *BlockIndex) MarkInvalid(node *BlockNode, reason string) {
 	}
 	node.Status |= StatusFailed
 	node.RejectReason = reason
-	bi.dirty[node] = struct{}{}
-	for _, n := range bi.nodes {
+	bi.markDirty(node)
+	bi.each(func(n *BlockNode) bool {
 		if n.Height > node.Height && n.Status&StatusFailedParent == 0 && n.Ancestor(node.Height) == node {
 			n.Status |= StatusFailedParent
-			bi.dirty[n] = struct{}{}
+			bi.markDirty(n)
 		}
-	}
+		return true
+	})
 	if bi.best.Status.Invalid() {
 		bi.recomputeBest()
 	}
@@ -431,13 +521,14 @@ func (bi *BlockIndex) ClearFailure(node *BlockNode) {
 	if node == nil {
 		return
 	}
-	for _, n := range bi.nodes {
+	bi.each(func(n *BlockNode) bool {
 		if n.Status.Invalid() && (node.IsAncestorOf(n) || n.IsAncestorOf(node)) {
 			n.Status &^= StatusFailedMask
 			n.RejectReason = ""
-			bi.dirty[n] = struct{}{}
+			bi.markDirty(n)
 		}
-	}
+		return true
+	})
 	bi.recomputeBest()
 }
 
@@ -450,7 +541,7 @@ func (bi *BlockIndex) ClearStatus(n *BlockNode, f BlockStatus) {
 		return
 	}
 	n.Status &^= f
-	bi.dirty[n] = struct{}{}
+	bi.markDirty(n)
 }
 
 // AddStatus sets the flags f on n (e.g. StatusHaveData or StatusConnected)
@@ -464,17 +555,17 @@ func (bi *BlockIndex) AddStatus(n *BlockNode, f BlockStatus) {
 		bi.MarkInvalid(n, n.RejectReason)
 	}
 	n.Status |= f
-	bi.dirty[n] = struct{}{}
+	bi.markDirty(n)
 }
 
 // TakeDirty returns the nodes added or changed since the last call, in
 // height order, and forgets them; a persister writes exactly these.
 func (bi *BlockIndex) TakeDirty() []*BlockNode {
-	out := make([]*BlockNode, 0, len(bi.dirty))
-	for n := range bi.dirty {
-		out = append(out, n)
+	out := bi.dirty
+	bi.dirty = nil
+	for _, n := range out {
+		n.state &^= nodeDirty
 	}
-	clear(bi.dirty)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Height != out[j].Height {
 			return out[i].Height < out[j].Height
@@ -486,13 +577,7 @@ func (bi *BlockIndex) TakeDirty() []*BlockNode {
 
 // ForEach calls fn for every node in unspecified order until fn returns
 // false.
-func (bi *BlockIndex) ForEach(fn func(*BlockNode) bool) {
-	for _, n := range bi.nodes {
-		if !fn(n) {
-			return
-		}
-	}
-}
+func (bi *BlockIndex) ForEach(fn func(*BlockNode) bool) { bi.each(fn) }
 
 // FindFork returns the last common ancestor of a and b (Core's
 // LastCommonAncestor), or nil if either is nil.

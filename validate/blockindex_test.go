@@ -162,7 +162,7 @@ func TestChainWork(t *testing.T) {
 	nodes := branch(t, bi, bi.Genesis(), 10, 0)
 	for _, n := range nodes {
 		want := big.NewInt(2 * int64(n.Height+1)) // 2 per regtest block, genesis included
-		if n.ChainWork.Cmp(want) != 0 {
+		if n.ChainWork.Big().Cmp(want) != 0 {
 			t.Errorf("height %d chainwork %s", n.Height, n.ChainWork)
 		}
 	}
@@ -255,8 +255,11 @@ func TestInsertAllAndDirty(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	r.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
-	// An entry whose parent is unknown is skipped and reported.
-	entries = append(entries, IndexEntry{Header: wire.Header{PrevBlock: wire.Hash{9}}})
+	// An entry whose parent is unknown is skipped and reported, and so is
+	// its child: neither can be looked up.
+	orphan := wire.Header{PrevBlock: wire.Hash{9}}
+	child := wire.Header{PrevBlock: orphan.BlockHash()}
+	entries = append(entries, IndexEntry{Header: child}, IndexEntry{Header: orphan})
 
 	dst := NewBlockIndex(p)
 	err := dst.InsertAll(entries)
@@ -265,6 +268,14 @@ func TestInsertAllAndDirty(t *testing.T) {
 	}
 	if dst.Len() != src.Len() {
 		t.Fatalf("loaded %d nodes, want %d", dst.Len(), src.Len())
+	}
+	if dst.Lookup(orphan.BlockHash()) != nil || dst.Lookup(child.BlockHash()) != nil {
+		t.Fatal("an entry that does not link is in the index")
+	}
+	n := 0
+	dst.ForEach(func(*BlockNode) bool { n++; return true })
+	if n != src.Len() {
+		t.Fatalf("ForEach visits %d nodes, want %d", n, src.Len())
 	}
 	src.ForEach(func(n *BlockNode) bool {
 		m := dst.Lookup(n.Hash)

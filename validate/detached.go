@@ -1,8 +1,6 @@
 package validate
 
 import (
-	"math/big"
-
 	"utxod/wire"
 )
 
@@ -15,11 +13,12 @@ import (
 // node that would validate: its children's contextual checks need
 // ancestors, so the chainstate refuses blocks instead.
 func (bi *BlockIndex) AddDetached(hash wire.Hash, height int32, status BlockStatus) *BlockNode {
-	if n := bi.nodes[hash]; n != nil {
+	if n := bi.Lookup(hash); n != nil {
 		return n
 	}
-	n := &BlockNode{Hash: hash, Height: height, ChainWork: new(big.Int), Status: status, seq: bi.nextSeq}
+	n := bi.alloc(hash)
+	n.Height, n.Status, n.seq = height, status, bi.nextSeq
 	bi.nextSeq++
-	bi.nodes[hash] = n
+	bi.live++
 	return n
 }

@@ -75,7 +75,7 @@ func ContextualCheckBlockHeader(h *wire.Header, prev *BlockNode, now int64, p *p
 // check is not added.
 func (bi *BlockIndex) AcceptHeader(h wire.Header, now int64) (*BlockNode, error) {
 	hash := h.BlockHash()
-	if n := bi.nodes[hash]; n != nil {
+	if n := bi.Lookup(hash); n != nil {
 		if n.Status.Invalid() {
 			return n, ruleErr("duplicate", "block %s is marked invalid (%s)", hash, n.RejectReason)
 		}
@@ -84,7 +84,7 @@ func (bi *BlockIndex) AcceptHeader(h wire.Header, now int64) (*BlockNode, error)
 	if err := CheckBlockHeader(&h, hash, bi.params); err != nil {
 		return nil, err
 	}
-	prev := bi.nodes[h.PrevBlock]
+	prev := bi.Lookup(h.PrevBlock)
 	if prev == nil {
 		return nil, fmt.Errorf("%w: block %s, parent %s", ErrOrphanHeader, hash, h.PrevBlock)
 	}

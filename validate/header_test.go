@@ -91,7 +91,7 @@ func TestMainnetHeaders(t *testing.T) {
 		t.Fatalf("best header %d %s", best.Height, best.Hash)
 	}
 	// All of 0..14131 ran at difficulty 1: chain work is 14132 × 0x100010001.
-	if got, want := best.ChainWork.Text(16), "373437343734"; got != want {
+	if got, want := best.ChainWork.Big().Text(16), "373437343734"; got != want {
 		t.Errorf("chainwork %s, want %s", got, want)
 	}
 	chain.SetTip(best)

@@ -56,7 +56,7 @@ func learnHeaders(cs *chainstate.Chainstate, files []string, key []byte, magic [
 	}
 	best := cs.BestHeader()
 	log.Info("headers learned", "read", read, "added", added, "known", known, "invalid", invalid, "unlinked", len(carry),
-		"best_header_height", best.Height, "best_header", best.Hash, "best_header_chainwork", fmt.Sprintf("%x", best.ChainWork),
+		"best_header_height", best.Height, "best_header", best.Hash, "best_header_chainwork", fmt.Sprintf("%x", best.ChainWork.Big()),
 		"seconds", time.Since(start).Seconds())
 	return nil
 }

@@ -80,20 +80,21 @@ func indexEntrySize(e *validate.IndexEntry) int {
 	return n
 }
 
-// decodeIndexEntry parses encodeIndexEntry's output.
-func decodeIndexEntry(v []byte) (validate.IndexEntry, error) {
+// decodeIndexEntry parses encodeIndexEntry's output into e, without
+// allocating unless there is a reject reason.
+func decodeIndexEntry(v []byte, e *validate.IndexEntry) error {
 	if len(v) < wire.HeaderSize+4 {
-		return validate.IndexEntry{}, fmt.Errorf("kvstore: index entry of %d bytes", len(v))
+		return fmt.Errorf("kvstore: index entry of %d bytes", len(v))
 	}
 	h, err := wire.ParseHeader(v)
 	if err != nil {
-		return validate.IndexEntry{}, err
+		return err
 	}
-	e := validate.IndexEntry{Header: h, Status: validate.BlockStatus(binary.LittleEndian.Uint32(v[wire.HeaderSize:]))}
+	*e = validate.IndexEntry{Header: h, Status: validate.BlockStatus(binary.LittleEndian.Uint32(v[wire.HeaderSize:]))}
 	rest := v[wire.HeaderSize+4:]
 	if len(rest) > 0 && rest[0] == indexStatsMark {
 		if len(rest) < indexStatsSize {
-			return validate.IndexEntry{}, fmt.Errorf("kvstore: index entry's stats of %d bytes", len(rest))
+			return fmt.Errorf("kvstore: index entry's stats of %d bytes", len(rest))
 		}
 		e.Stats = validate.BlockStats{
 			TxCount: binary.LittleEndian.Uint32(rest[1:]),
@@ -102,8 +103,30 @@ func decodeIndexEntry(v []byte) (validate.IndexEntry, error) {
 		}
 		rest = rest[indexStatsSize:]
 	}
-	e.RejectReason = string(rest)
-	return e, nil
+	if len(rest) > 0 {
+		e.RejectReason = string(rest)
+	}
+	return nil
+}
+
+// walkIndex is Persisted.Index: one iterator over the 'i' keys, each entry
+// decoded into the same IndexEntry.
+func (s *Store) walkIndex(fn func(*validate.IndexEntry) error) error {
+	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixIndex}))
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var e validate.IndexEntry
+	for it.Next() {
+		if err := decodeIndexEntry(it.Value(), &e); err != nil {
+			return fmt.Errorf("kvstore: index entry %x: %w", it.Key(), err)
+		}
+		if err := fn(&e); err != nil {
+			return err
+		}
+	}
+	return it.Err()
 }
 
 // Load implements store.Store.
@@ -139,21 +162,7 @@ func (s *Store) Load() (*store.Persisted, error) {
 	if p.Snapshot, err = loadSnapshotBase(s.kv); err != nil {
 		return nil, err
 	}
-	it, err := s.kv.NewIterator(backends.PrefixRange([]byte{prefixIndex}))
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	for it.Next() {
-		e, err := decodeIndexEntry(it.Value())
-		if err != nil {
-			return nil, fmt.Errorf("kvstore: index entry %x: %w", it.Key(), err)
-		}
-		p.Index = append(p.Index, e)
-	}
-	if err := it.Err(); err != nil {
-		return nil, err
-	}
+	p.Index = s.walkIndex
 	s.tip = p.Tip
 	return p, nil
 }

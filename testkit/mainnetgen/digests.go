@@ -96,8 +96,9 @@ func (d *digests) endTx() {
 	}
 }
 
-// finish stops the workers and returns the digests.
-func (d *digests) finish() Digests {
+// finish stops the workers and returns the digests and the set's MuHash
+// (not finalized, for the blocks to update).
+func (d *digests) finish() (Digests, *MuHash) {
 	d.endTx()
 	if len(d.batch.ends) > 0 {
 		d.work <- d.batch
@@ -111,5 +112,5 @@ func (d *digests) finish() Digests {
 	d.d.MuHash = displayHex(m.Finalize())
 	first := d.hs3.Sum(nil)
 	d.d.HashSerialized3 = displayHex(sha256.Sum256(first))
-	return d.d
+	return d.d, m
 }

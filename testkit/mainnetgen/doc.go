@@ -27,4 +27,22 @@
 //
 // Memory stays bounded whatever the number of coins: txids are drawn in
 // ascending order (no sort), and only the txid group being written is held.
+//
+// Spendable coins (keys.go): a share of the P2WPKH, P2TR and P2PKH coins
+// (about 250,000 of them, at least 1 % of the set), chosen by a random
+// stream of their own, pay a key of a deterministic pool (N/256 keys, at
+// most 65,536, derived on first use) instead of random bytes of the same
+// length; they are listed in a side file as the snapshot is written.
+//
+// Blocks (blocks.go, regtest): DIR/blocks.dat extends the base block with
+// blocks Core would accept (BIP34 height, witness commitment, merkle root,
+// time above the median time past, regtest's proof of work, real ECDSA and
+// BIP340 signatures): first blocks of 2,000 transactions and 4,000 inputs
+// spending old coins drawn uniformly from the side file, then blocks
+// spending mostly the outputs of the blocks before them. expect.json's
+// "blocks" has their hashes and the set's figures after the last one: the
+// MuHash updated with the coins spent and created, hash_serialized_3 and the
+// counts from a second pass of the generator with the changes merged in.
+// The blocks are built with testkit/blockgen (so the product's merkle
+// package computes their roots) and signed with btcd's btcec and txscript.
 package mainnetgen

@@ -35,6 +35,8 @@ type Config struct {
 	Workers int
 	// Progress, if set, is called now and then with the coins written.
 	Progress func(done, total uint64)
+	// Blocks on top of the snapshot (regtest only; see blocks.go).
+	Blocks BlockConfig
 }
 
 // DefaultHeight is the base height by default: mainnet's around December
@@ -46,24 +48,33 @@ const (
 	SnapshotFile = "utxo.dat"
 	HeadersFile  = "headers.dat"
 	ExpectFile   = "expect.json"
+	BlocksFile   = "blocks.dat"
+	// spendableFile lists the coins paying a pool key while the snapshot is
+	// written (removed once the blocks are built).
+	spendableFile = "spendable.tmp"
 )
 
 // Expect is DIR/expect.json: what the files hold, from the generator's own
 // computation.
 type Expect struct {
-	Generator    string  `json:"generator"`
-	Network      string  `json:"network"`
-	Seed         uint64  `json:"seed"`
-	Height       int32   `json:"height"`
-	BaseHash     string  `json:"base_hash"`
-	Coins        uint64  `json:"coins"`
-	Digests              // txouts, transactions, bogosize, total_amount (sat), hash_serialized_3, muhash
-	TotalBTC     string  `json:"total_amount_btc"`
-	Snapshot     File    `json:"snapshot"`
-	Headers      *File   `json:"headers"` // null on main: no valid header chain can be made
-	HeaderFormat string  `json:"headers_format,omitempty"`
-	Shape        Shape   `json:"shape"`
-	Seconds      float64 `json:"seconds"`
+	Generator    string `json:"generator"`
+	Network      string `json:"network"`
+	Seed         uint64 `json:"seed"`
+	Height       int32  `json:"height"`
+	BaseHash     string `json:"base_hash"`
+	Coins        uint64 `json:"coins"`
+	Digests             // txouts, transactions, bogosize, total_amount (sat), hash_serialized_3, muhash
+	TotalBTC     string `json:"total_amount_btc"`
+	Snapshot     File   `json:"snapshot"`
+	Headers      *File  `json:"headers"` // null on main: no valid header chain can be made
+	HeaderFormat string `json:"headers_format,omitempty"`
+	Shape        Shape  `json:"shape"`
+	// Spendable counts the coins paying a key of the generator's pool
+	// (KeyPool keys), the coins the blocks can spend.
+	Spendable uint64        `json:"spendable_coins"`
+	KeyPool   int           `json:"key_pool"`
+	Blocks    *BlocksExpect `json:"blocks,omitempty"`
+	Seconds   float64       `json:"seconds"`
 }
 
 // File is a written file.
@@ -96,6 +107,8 @@ type coin struct {
 	vout   uint32
 	value  uint64
 	script []byte
+	key    int64 // pool key paid, −1 for none
+	typ    ScriptType
 }
 
 type generator struct {
@@ -117,6 +130,29 @@ type generator struct {
 	order []int
 	keys  [][]byte
 	buf   []byte
+	// Pool-key coins: drawn from their own stream (sr) so that the rest of
+	// the set does not move; listed in side while the snapshot is written.
+	pool      *keyPool
+	sr        *rng
+	ppm       uint64
+	side      *bufio.Writer
+	spendable uint64
+}
+
+// sink takes the coins in Core's hashing order.
+type sink interface {
+	add(txid *[32]byte, vout, code uint32, value uint64, script []byte)
+	endTx()
+}
+
+// newGenerator returns the generator of cfg (the same draws every time).
+func newGenerator(cfg Config, pool *keyPool) *generator {
+	g := &generator{cfg: cfg, r: newRNG(cfg.Seed, 1), n: cfg.Coins, height: int64(cfg.Height),
+		pool: pool, sr: newRNG(cfg.Seed, 3), ppm: spendablePPM(cfg.Coins)}
+	g.shape.Types = make(map[string]uint64)
+	g.shape.Eras = make(map[string]uint64)
+	g.initWhales()
+	return g
 }
 
 // Generate writes DIR/utxo.dat, DIR/headers.dat (regtest) and
@@ -169,13 +205,19 @@ func Generate(cfg Config, dir string) (*Expect, error) {
 	}
 	exp.BaseHash = base.String()
 
-	g := &generator{cfg: cfg, r: newRNG(cfg.Seed, 1), n: cfg.Coins, height: int64(cfg.Height)}
-	g.shape.Types = make(map[string]uint64)
-	g.shape.Eras = make(map[string]uint64)
-	g.initWhales()
+	pool := newKeyPool(cfg.Seed, keyPoolSize(cfg.Coins))
+	g := newGenerator(cfg, pool)
+	sidePath := filepath.Join(dir, spendableFile)
+	sf, err := os.Create(sidePath)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(sidePath)
+	g.side = bufio.NewWriterSize(sf, 1<<20)
 
 	f, err := os.Create(filepath.Join(dir, SnapshotFile))
 	if err != nil {
+		sf.Close()
 		return nil, err
 	}
 	fh := sha256.New()
@@ -189,10 +231,17 @@ func Generate(cfg Config, dir string) (*Expect, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	dg := d.finish()
+	if err == nil {
+		err = g.side.Flush()
+	}
+	if cerr := sf.Close(); err == nil {
+		err = cerr
+	}
+	dg, mu := d.finish()
 	if err != nil {
 		return nil, err
 	}
+	exp.Spendable, exp.KeyPool = g.spendable, len(pool.keys)
 	exp.Digests = dg
 	exp.TotalBTC = fmt.Sprintf("%d.%08d", dg.TotalAmount/100_000_000, dg.TotalAmount%100_000_000)
 	exp.Snapshot = File{Name: SnapshotFile, Bytes: cw.n, SHA256: hex.EncodeToString(fh.Sum(nil))}
@@ -201,6 +250,14 @@ func Generate(cfg Config, dir string) (*Expect, error) {
 	}
 	g.shape.Whales = g.whales
 	exp.Shape = g.shape
+	if cfg.Network == "regtest" && cfg.Blocks.total() > 0 {
+		bs := &blockSet{cfg: cfg, p: p, pool: pool, base: base, baseMu: mu, spendable: g.spendable, sidePath: sidePath}
+		if exp.Blocks, err = bs.build(dir); err != nil {
+			return nil, err
+		}
+	} else {
+		os.Remove(filepath.Join(dir, BlocksFile))
+	}
 	exp.Seconds = time.Since(start).Seconds()
 	out, err := json.MarshalIndent(exp, "", "  ")
 	if err != nil {
@@ -243,15 +300,18 @@ func (g *generator) initWhales() {
 
 // run writes the snapshot: the 51-byte header, then the txid groups in
 // ascending raw txid order.
-func (g *generator) run(w *bufio.Writer, d *digests, magic [4]byte, base wire.Hash) error {
-	var hdr []byte
-	hdr = append(hdr, 'u', 't', 'x', 'o', 0xff)
-	hdr = binary.LittleEndian.AppendUint16(hdr, 2)
-	hdr = append(hdr, magic[:]...)
-	hdr = append(hdr, base[:]...)
-	hdr = binary.LittleEndian.AppendUint64(hdr, g.n)
-	if _, err := w.Write(hdr); err != nil {
-		return err
+// With w nil nothing is written: the coins only go to d.
+func (g *generator) run(w *bufio.Writer, d sink, magic [4]byte, base wire.Hash) error {
+	if w != nil {
+		var hdr []byte
+		hdr = append(hdr, 'u', 't', 'x', 'o', 0xff)
+		hdr = binary.LittleEndian.AppendUint16(hdr, 2)
+		hdr = append(hdr, magic[:]...)
+		hdr = append(hdr, base[:]...)
+		hdr = binary.LittleEndian.AppendUint64(hdr, g.n)
+		if _, err := w.Write(hdr); err != nil {
+			return err
+		}
 	}
 	hugeAt, huge := uint64(0), g.n >= HugeMinCoins
 	if huge {
@@ -326,7 +386,7 @@ func (g *generator) txid(at uint64) [32]byte {
 
 // group builds, hashes and writes one txid with size coins (one if it
 // turns out a coinbase) and returns its number of coins.
-func (g *generator) group(w *bufio.Writer, d *digests, at, size uint64, isHuge bool) (uint64, error) {
+func (g *generator) group(w *bufio.Writer, d sink, at, size uint64, isHuge bool) (uint64, error) {
 	txid := g.txid(at)
 	// Era, height, coinbase.
 	var e *era
@@ -361,7 +421,7 @@ func (g *generator) group(w *bufio.Writer, d *digests, at, size uint64, isHuge b
 		need := uint64(HugeCoins)
 		for v := uint64(0); v < HugeVouts && need > 0; v++ {
 			if g.r.below(HugeVouts-v) < need {
-				g.coins = append(g.coins, coin{vout: uint32(v)})
+				g.coins = append(g.coins, coin{vout: uint32(v), key: -1})
 				need--
 			}
 		}
@@ -375,13 +435,13 @@ func (g *generator) group(w *bufio.Writer, d *digests, at, size uint64, isHuge b
 				v = uint32(g.r.between(2, 5))
 			}
 		}
-		g.coins = append(g.coins, coin{vout: v})
+		g.coins = append(g.coins, coin{vout: v, key: -1})
 	default:
 		total := size + g.r.below(size/4+2)
 		need := size
 		for v := uint64(0); v < total && need > 0; v++ {
 			if g.r.below(total-v) < need {
-				g.coins = append(g.coins, coin{vout: uint32(v)})
+				g.coins = append(g.coins, coin{vout: uint32(v), key: -1})
 				need--
 			}
 		}
@@ -425,8 +485,15 @@ func (g *generator) group(w *bufio.Writer, d *digests, at, size uint64, isHuge b
 				t = g.scriptType(weights)
 				g.arena = append(g.arena, makeScript(g.r, t, nil)...)
 				c.value = g.value(t, e)
+				if spendableType(t) && g.sr.perMillion(g.ppm) {
+					// A pool key's script instead of the random one (the
+					// same length: the main stream's draws are unchanged).
+					c.key = int64(g.sr.below(uint64(len(g.pool.keys))))
+					g.arena = g.pool.appendScript(g.arena[:off], t, uint32(c.key))
+				}
 			}
 		}
+		c.typ = t
 		spans = append(spans, span{off, len(g.arena) - off})
 		g.shape.Types[t.String()]++
 		if c.value < 1000 {
@@ -441,8 +508,20 @@ func (g *generator) group(w *bufio.Writer, d *digests, at, size uint64, isHuge b
 		if len(c.script) >= 122 && !compressible(c.script) {
 			g.shape.LongScripts++
 		}
+		if c.key >= 0 {
+			g.spendable++
+			if g.side != nil {
+				r := spendRec{txid: txid, vout: c.vout, code: code, value: c.value, key: uint32(c.key), typ: c.typ}
+				if _, err := g.side.Write(r.append(g.buf[:0])); err != nil {
+					return 0, err
+				}
+			}
+		}
 	}
 	d.endTx()
+	if w == nil {
+		return uint64(len(g.coins)), nil
+	}
 	if coinbase {
 		g.shape.CoinbaseCoins += uint64(len(g.coins))
 	}

@@ -262,7 +262,7 @@ func TestSnapshotDecodes(t *testing.T) {
 	if !sawSwap {
 		t.Error("no group has a vout ≥ 16512 before a smaller one")
 	}
-	got := d.finish()
+	got, _ := d.finish()
 	if got != e.Digests {
 		t.Errorf("digests of the decoded file %+v, expect.json %+v", got, e.Digests)
 	}

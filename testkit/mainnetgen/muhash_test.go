@@ -132,7 +132,7 @@ func TestDigestsMainnetHeights1And2(t *testing.T) {
 			d.add(&raw[i], 0, c.height<<1|1, 50*100_000_000, script)
 			d.endTx()
 		}
-		r := d.finish()
+		r, _ := d.finish()
 		if r.HashSerialized3 != wants[h-1].hs3 {
 			t.Errorf("height %d: hash_serialized_3 %s, want %s", h, r.HashSerialized3, wants[h-1].hs3)
 		}

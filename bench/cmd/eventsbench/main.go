@@ -15,7 +15,7 @@
 // watched script.
 //
 //	eventsbench [--utxod bin/utxod] [--streams 10000] [--scripts 100]
-//	            [--blocks 30] [--every 200ms] [--cpuprofile FILE]
+//	            [--blocks 30] [--every 200ms] [--cpuprofile FILE] [--websocket]
 package main
 
 import (
@@ -45,6 +45,7 @@ import (
 	"time"
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
+	"github.com/coder/websocket"
 
 	"utxod/internal/cli"
 	"utxod/params"
@@ -65,6 +66,7 @@ type config struct {
 	utxod, cpuprofile, serverArgs string
 	streams, scripts, blocks      int
 	every                         time.Duration
+	websocket                     bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -77,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.blocks, "blocks", 30, "blocks POSTed while the streams are open")
 	fs.DurationVar(&c.every, "every", 200*time.Millisecond, "pause between blocks")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "the server's CPU profile of the whole run (utxod serve --cpuprofile)")
+	fs.BoolVar(&c.websocket, "websocket", false, "open the streams as WebSocket instead of SSE")
 	fs.StringVar(&c.serverArgs, "server-args", "", "extra flags for utxod serve, space-separated")
 	if code, done := t.Parse(args); done {
 		return code
@@ -285,6 +288,7 @@ func measure(ctx context.Context, c config, t *cli.Tool) (string, error) {
 	for i := range recv {
 		recv[i] = make([]int64, c.blocks)
 	}
+	got := make([]int, c.streams)
 	var opened, finished sync.WaitGroup
 	var openErr atomic.Value
 	sctx, cancel := context.WithCancel(ctx)
@@ -294,37 +298,22 @@ func measure(ctx context.Context, c config, t *cli.Tool) (string, error) {
 		finished.Add(1)
 		go func() {
 			defer finished.Done()
-			req, _ := http.NewRequestWithContext(sctx, "GET", srv.base+"/v1/events?subscription="+ids[i], nil)
-			resp, err := client.Do(req)
-			if err != nil || resp.StatusCode != 200 {
-				if err == nil {
-					err = fmt.Errorf("GET /v1/events: %d", resp.StatusCode)
+			record := func(height int) bool { // false: the stream is done
+				if height >= 1 && height <= c.blocks && recv[i][height-1] == 0 {
+					recv[i][height-1] = time.Now().UnixNano()
+					got[i]++
 				}
-				openErr.Store(err)
-				opened.Done()
-				return
+				return got[i] < c.blocks
 			}
-			opened.Done()
-			defer resp.Body.Close()
-			br := bufio.NewReaderSize(resp.Body, 4096)
-			block, got := false, 0
-			for got < c.blocks {
-				line, err := br.ReadSlice('\n')
-				if err != nil {
-					return
-				}
-				switch {
-				case bytes.Equal(line, []byte("event: block_connected\n")):
-					block = true
-				case block && bytes.HasPrefix(line, []byte("id: ")):
-					h, _, _ := bytes.Cut(line[4:], []byte(":"))
-					height, _ := strconv.Atoi(string(h))
-					if height >= 1 && height <= c.blocks {
-						recv[i][height-1] = time.Now().UnixNano()
-						got++
-					}
-					block = false
-				}
+			path := "/v1/events?subscription=" + ids[i]
+			var err error
+			if c.websocket {
+				err = readWS(sctx, client, "ws"+strings.TrimPrefix(srv.base, "http")+path, &opened, record)
+			} else {
+				err = readSSE(sctx, client, srv.base+path, &opened, record)
+			}
+			if err != nil {
+				openErr.Store(err)
 			}
 		}()
 	}
@@ -418,8 +407,12 @@ func measure(ctx context.Context, c config, t *cli.Tool) (string, error) {
 	clientCPU := tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)
 
 	var out strings.Builder
-	fmt.Fprintf(&out, "utxod serve in its own process, %d SSE clients in this one; %d scripts each (%d watched); %d blocks %v apart, each paying %d watched scripts\n",
-		c.streams, c.scripts, c.streams*c.scripts, c.blocks, c.every, (c.streams+9)/10)
+	kind := "SSE"
+	if c.websocket {
+		kind = "WebSocket"
+	}
+	fmt.Fprintf(&out, "utxod serve in its own process, %d %s clients in this one; %d scripts each (%d watched); %d blocks %v apart, each paying %d watched scripts\n",
+		c.streams, kind, c.scripts, c.streams*c.scripts, c.blocks, c.every, (c.streams+9)/10)
 	fmt.Fprintf(&out, "| measurement | figure |\n|---|---|\n")
 	fmt.Fprintf(&out, "| client receipt of block_connected after the POST returned, p50 / p99 / max | %s / %s / %s |\n", ms(pct(fromAnswer, .5)), ms(pct(fromAnswer, .99)), ms(fromAnswer[len(fromAnswer)-1]))
 	fmt.Fprintf(&out, "| — after the POST started, p50 / p99 | %s / %s |\n", ms(pct(fromSend, .5)), ms(pct(fromSend, .99)))
@@ -438,6 +431,67 @@ func measure(ctx context.Context, c config, t *cli.Tool) (string, error) {
 		fmt.Fprintf(&out, "| streams cut off | %.0f |\n", v)
 	}
 	return out.String(), nil
+}
+
+// readSSE reads an SSE stream, calling record with each block_connected's
+// height until it returns false; opened is done once the stream answered.
+// The error is the opening's.
+func readSSE(ctx context.Context, client *http.Client, url string, opened *sync.WaitGroup, record func(int) bool) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := client.Do(req)
+	if err == nil && resp.StatusCode != 200 {
+		resp.Body.Close()
+		err = fmt.Errorf("GET /v1/events: %d", resp.StatusCode)
+	}
+	opened.Done()
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, 4096)
+	block := false
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return nil
+		}
+		switch {
+		case bytes.Equal(line, []byte("event: block_connected\n")):
+			block = true
+		case block && bytes.HasPrefix(line, []byte("id: ")):
+			h, _, _ := bytes.Cut(line[4:], []byte(":"))
+			height, _ := strconv.Atoi(string(h))
+			if !record(height) {
+				return nil
+			}
+			block = false
+		}
+	}
+}
+
+// readWS is readSSE over WebSocket (one EventMessage per message).
+func readWS(ctx context.Context, client *http.Client, url string, opened *sync.WaitGroup, record func(int) bool) error {
+	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
+	opened.Done()
+	if err != nil {
+		return err
+	}
+	defer conn.CloseNow()
+	prefix := []byte(`{"event":"block_connected","id":"`)
+	for {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			return nil
+		}
+		if !bytes.HasPrefix(b, prefix) {
+			continue
+		}
+		h, _, _ := bytes.Cut(b[len(prefix):], []byte(":"))
+		height, _ := strconv.Atoi(string(h))
+		if !record(height) {
+			return nil
+		}
+	}
 }
 
 // histQuantiles interpolates quantiles of a Prometheus histogram over the

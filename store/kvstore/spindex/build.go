@@ -13,6 +13,7 @@ import (
 	"utxod/store"
 	"utxod/store/kvstore"
 	"utxod/utxo"
+	"utxod/validate"
 	"utxod/wire"
 )
 
@@ -55,9 +56,12 @@ func activeChain(src Source) ([]wire.Hash, store.Stats, error) {
 	if p == nil {
 		return nil, store.Stats{}, ErrNoChainstate
 	}
-	parent := make(map[wire.Hash]wire.Hash, len(p.Index))
-	for i := range p.Index {
-		parent[p.Index[i].Header.BlockHash()] = p.Index[i].Header.PrevBlock
+	parent := make(map[wire.Hash]wire.Hash)
+	if err := p.Index(func(e *validate.IndexEntry) error {
+		parent[e.Header.BlockHash()] = e.Header.PrevBlock
+		return nil
+	}); err != nil {
+		return nil, store.Stats{}, err
 	}
 	chain := make([]wire.Hash, p.Stats.Height+1)
 	h := p.Tip

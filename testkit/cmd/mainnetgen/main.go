@@ -9,7 +9,11 @@
 // from height 1 to the base (regtest only), DIR/expect.json the height,
 // base hash, coin count and gettxoutsetinfo figures (txouts, transactions,
 // bogosize, total_amount in satoshis, hash_serialized_3, muhash) with the
-// shape drawn.
+// shape drawn. On regtest DIR/blocks.dat holds blocks on top of the base
+// (Core's block-file framing, real signatures): --old-blocks spending random
+// snapshot coins, then --recent-blocks spending mostly the outputs of the
+// blocks before them, --block-txs transactions each (fewer in a small set);
+// expect.json's "blocks" lists them with the set's figures after the last.
 package main
 
 import (
@@ -24,7 +28,7 @@ import (
 	"utxod/testkit/mainnetgen"
 )
 
-const usage = "Usage: mainnetgen --coins N --seed S [--network regtest|main] [--height H] --out DIR [--workers W] [--json]\n"
+const usage = "Usage: mainnetgen --coins N --seed S [--network regtest|main] [--height H] [--old-blocks B --recent-blocks B --block-txs T] --out DIR [--workers W] [--json]\n"
 
 func main() { cli.Main(run) }
 
@@ -39,6 +43,9 @@ func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 0, "MuHash goroutines (default GOMAXPROCS; output does not depend on it)")
 	progress := fs.Duration("progress", 10*time.Second, "interval of progress log lines (0: none)")
 	asJSON := fs.Bool("json", false, "print expect.json on stdout")
+	oldBlocks := fs.Int("old-blocks", mainnetgen.DefaultOldBlocks, "blocks on the base spending random old coins of the snapshot (regtest only)")
+	recentBlocks := fs.Int("recent-blocks", mainnetgen.DefaultRecentBlocks, "blocks after those spending mostly the outputs of the blocks before them (regtest only)")
+	blockTxs := fs.Int("block-txs", mainnetgen.DefaultBlockTxs, "transactions per block, two inputs each (fewer when the set has too few spendable coins)")
 	if code, done := t.Parse(args); done {
 		return code
 	}
@@ -48,7 +55,11 @@ func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *height < 1 || *height > 1<<30 {
 		return t.UsageError(fmt.Errorf("--height %d: want 1 to 2^30", *height))
 	}
-	cfg := mainnetgen.Config{Coins: *coins, Seed: *seed, Network: *network, Height: int32(*height), Workers: *workers}
+	if *oldBlocks < 0 || *recentBlocks < 0 || *blockTxs < 1 {
+		return t.UsageError(errors.New("--old-blocks and --recent-blocks want 0 or more, --block-txs 1 or more"))
+	}
+	cfg := mainnetgen.Config{Coins: *coins, Seed: *seed, Network: *network, Height: int32(*height), Workers: *workers,
+		Blocks: mainnetgen.BlockConfig{Old: *oldBlocks, Recent: *recentBlocks, Txs: *blockTxs}}
 	if *progress > 0 {
 		start, last := time.Now(), time.Now()
 		cfg.Progress = func(done, total uint64) {
@@ -67,7 +78,13 @@ func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	t.Log.Info("snapshot generated", "dir", *out, "coins", e.Coins, "transactions", e.Transactions, "height", e.Height,
 		"base", e.BaseHash, "bytes", e.Snapshot.Bytes, "hash_serialized_3", e.HashSerialized3, "muhash", e.MuHash,
-		"seconds", fmt.Sprintf("%.2f", e.Seconds), "coins/s", fmt.Sprintf("%.0f", float64(e.Coins)/e.Seconds))
+		"seconds", fmt.Sprintf("%.2f", e.Seconds), "coins/s", fmt.Sprintf("%.0f", float64(e.Coins)/e.Seconds),
+		"spendable", e.Spendable, "key_pool", e.KeyPool)
+	if b := e.Blocks; b != nil {
+		t.Log.Info("blocks generated", "file", b.File.Name, "blocks", b.File.Count, "txs_per_block", b.TxsPerBlock,
+			"tip", b.TipHash, "tip_height", b.TipHeight, "hash_serialized_3", b.After.HashSerialized3,
+			"muhash", b.After.MuHash, "seconds", fmt.Sprintf("%.2f", b.Seconds))
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
