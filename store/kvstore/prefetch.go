@@ -14,7 +14,8 @@ import (
 // prefetchReaders is the most store reads a block's prefetch keeps in
 // flight: with a cold page cache each miss is a disk read, and a disk
 // serves a queue of them far faster than the same reads one after another.
-const prefetchReaders = 16
+// 16 were no faster cold and slower warm (bench/results/scale.md).
+const prefetchReaders = 4
 
 // fetched is one store read of prefetch: Get's value and error.
 type fetched struct {
