@@ -191,6 +191,16 @@ bench-scale-serve: build
 	@[ -n "$(SCALE_DATADIR)" ] || { echo "SCALE_DATADIR: the loaded datadir"; exit 2; }
 	$(BIN)/scalebench serve --utxod $(BIN)/utxod --datadir $(SCALE_DATADIR) --snapshot $(SCALE_GEN)/utxo.dat \
 		--expect $(SCALE_GEN)/expect.json $(if $(SCALE_BLOCKS),--blocks $(SCALE_BLOCKS)) $(SCALE_SERVE_FLAGS)
+# Two utxod binaries taking a mainnetgen set's blocks, interleaved, cold and warm page cache (bench/results/scale.md,
+# "Overlapping a block's reads"): make bench-block-reads SCALE_GEN=DIR SCALE_DATADIR=D BIN_A=OTHER [ROUNDS=3];
+# D (the set loaded with snapshot load --headers) is copied per run and left as it is. Lines: arm mode round kind ms.
+BIN_A  ?=
+ROUNDS ?= 3
+.PHONY: bench-block-reads
+bench-block-reads: build
+	$(GO) build -o $(BIN)/scalebench ./bench/cmd/scalebench
+	@[ -n "$(SCALE_DATADIR)" ] && [ -n "$(BIN_A)" ] || { echo "SCALE_DATADIR and BIN_A are needed"; exit 2; }
+	SCALEBENCH=$(BIN)/scalebench sh bench/scripts/block-reads.sh $(SCALE_GEN) $(SCALE_DATADIR) $(BIN_A) $(BIN)/utxod $(ROUNDS)
 # Bitcoin Core beside utxod (opt-in; CI never needs it; bench/results/core.md). `make core-build` builds bitcoind
 # from source (bench/scripts/build-core.sh, ≈ 20 min on 2 shared cores) and prints its path.
 # `make test-core BITCOIND=...` runs the interop test (testkit/coreinterop): utxod follows a real regtest bitcoind

@@ -84,13 +84,14 @@ type Delta struct {
 }
 
 // Warmer is an optional View extension for views whose reads are bound by
-// memory latency: told what is about to be read, they look it up back to
-// back, the cache misses overlapping, instead of one at a time between the
+// memory or disk latency: told what is about to be read, they look it up
+// back to back, the misses overlapping, instead of one at a time between the
 // reader's other work. Warm is handed a block before it is connected (the
 // coins its inputs spend, and its own txids, which Core's BIP30 check
 // asks); WarmTxids a batch of transactions about to be read with
-// TxCoinsView. Neither reads from disk or changes anything a read returns;
-// either may do nothing.
+// TxCoinsView. Neither changes anything a read returns; either may do
+// nothing. Warm may read from disk, overlapped, what the connect would
+// otherwise read one record at a time.
 type Warmer interface {
 	Warm(b *wire.Block)
 	WarmTxids(txids []wire.Hash)

@@ -60,6 +60,8 @@ type coinCache struct {
 	key       [33]byte
 	// warmSink keeps warm's reads from being optimised away.
 	warmSink uint64
+	// missing is prefetch's scratch.
+	missing []wire.Hash
 }
 
 func newCoinCache(kv backends.KV) coinCache {
@@ -85,6 +87,13 @@ func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
 		return 0, nil
 	}
 	v, err := c.kv.Get(c.coinKey(txid))
+	return c.install(txid, v, err)
+}
+
+// install caches what the store's Get of txid's key returned (an absent
+// key as an entry without output, so the store is not asked again) and
+// returns the entry; on an error nothing is cached.
+func (c *coinCache) install(txid wire.Hash, v []byte, err error) (cacheEntry, error) {
 	var e cacheEntry
 	switch {
 	case errors.Is(err, backends.ErrNotFound):

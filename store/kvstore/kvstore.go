@@ -242,11 +242,14 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// Warm implements utxo.Warmer: the cache entries and the first bytes of the
-// records b's inputs spend, and the entries of b's txids.
+// Warm implements utxo.Warmer: the records b's inputs spend and b's own
+// txids that the cache lacks are read from the store with the reads
+// overlapping (prefetch), then the cache entries and the first bytes of the
+// records are brought into the CPU cache.
 func (s *Store) Warm(b *wire.Block) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
+	s.coins.prefetch(b)
 	s.coins.warm(b)
 }
 
