@@ -11,11 +11,7 @@ import (
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/chainstate"
 	"utxod/params"
-	"utxod/store"
-	"utxod/testkit/btcdengine"
-	"utxod/validate"
 )
 
 // Known serde_json (ryu) renderings of f64.
@@ -144,17 +140,8 @@ func TestEsploraBlocks(t *testing.T) {
 // answer (/block/:hash and /blocks too: the index keeps tx_count, size and
 // weight), the others are electrs' 404.
 func TestEsploraBlocksPruned(t *testing.T) {
-	blocks := mainnetBlocks(t)
 	p := params.MainNet()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: store.NewMem(), KeepBlocks: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for h := 1; h <= 20; h++ {
-		if _, err := cs.ProcessBlock(blocks[h]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cs := prunedMainnet(t, 20, 5)
 	s := newServer(t, cs, p)
 	if _, err := cs.BlockData(mustAt(t, cs, 2).Hash); err == nil {
 		t.Skip("block 2's data is still kept")

@@ -137,3 +137,21 @@ func decodeJSON(t testing.TB, rec *httptest.ResponseRecorder, v any) {
 		t.Fatalf("body %q: %v", rec.Body, err)
 	}
 }
+
+// prunedMainnet connects mainnet blocks 1..tip on an in-memory chainstate
+// that keeps the data of the last keep blocks only.
+func prunedMainnet(t testing.TB, tip int, keep int32) *chainstate.Chainstate {
+	t.Helper()
+	blocks := mainnetBlocks(t)
+	p := params.MainNet()
+	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: store.NewMem(), KeepBlocks: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := 1; h <= tip; h++ {
+		if _, err := cs.ProcessBlock(blocks[h]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cs
+}

@@ -10,11 +10,7 @@ import (
 
 	btcwire "github.com/btcsuite/btcd/wire/v2"
 
-	"utxod/chainstate"
 	"utxod/params"
-	"utxod/store"
-	"utxod/testkit/btcdengine"
-	"utxod/validate"
 )
 
 // spentTxOutsRef is Core's SerializeBlockUndo of block h of blocks,
@@ -142,17 +138,8 @@ func TestRESTSpentTxOutsInBlock(t *testing.T) {
 // Blocks whose undo data is not available: off the active chain, or older
 // than the kept block data.
 func TestRESTSpentTxOutsUnavailable(t *testing.T) {
-	blocks := mainnetBlocks(t)
 	p := params.MainNet()
-	cs, err := chainstate.New(chainstate.Config{Params: p, Validator: validate.New(p, btcdengine.New(), nil), Store: store.NewMem(), KeepBlocks: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for h := 1; h <= 20; h++ {
-		if _, err := cs.ProcessBlock(blocks[h]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cs := prunedMainnet(t, 20, 5)
 	s := newServer(t, cs, p)
 	rec := do(t, s, "GET", "/rest/spenttxouts/"+mainBlock2+".bin", nil)
 	if p := problemOf(t, rec); rec.Code != http.StatusNotFound || p.Detail != mainBlock2+" undo not available" {
