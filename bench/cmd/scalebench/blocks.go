@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -49,9 +48,7 @@ func openBlocks(path string, magic [4]byte) (*blockFile, error) {
 		}
 		b.offs = append(b.offs, off+8) // past magic and length
 		b.lens = append(b.lens, len(raw))
-		prev := slices.Clone(raw[4:36])
-		slices.Reverse(prev)
-		b.prevs = append(b.prevs, hex.EncodeToString(prev))
+		b.prevs = append(b.prevs, wire.Hash(raw[4:36]).String())
 	}
 	if len(b.offs) == 0 {
 		f.Close()
