@@ -54,6 +54,7 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzHeaderReader$$' -fuzztime $(FUZZTIME) ./wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzRecordDecode$$' -fuzztime $(FUZZTIME) ./utxo/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeUndo$$' -fuzztime $(FUZZTIME) ./store/kvstore/undorec/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDiskKey$$' -fuzztime $(FUZZTIME) ./store/kvstore/shindex/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./address/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./descriptor/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHeaders$$' -fuzztime $(FUZZTIME) ./follow/fuzz/

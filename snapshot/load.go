@@ -60,7 +60,10 @@ type LoadConfig struct {
 }
 
 // stagingMarker is the file that marks a staging directory as Load's own,
-// so that a stale one left by a crash can be removed safely.
+// so that a stale one left by a crash can be removed safely. It goes with
+// the directory's rename and is removed from the installed datadir after:
+// removed before, a kill in between would leave a complete load that the
+// next one refuses to clear. A datadir holding it was installed complete.
 const stagingMarker = "SNAPSHOT-LOADING"
 
 // StagingDir is where Load builds the store before renaming it to datadir.
@@ -166,6 +169,12 @@ func Load(ctx context.Context, r io.Reader, cfg LoadConfig) (*Summary, error) {
 	if err := syncDir(filepath.Dir(filepath.Clean(cfg.Datadir))); err != nil {
 		return nil, err
 	}
+	if err := os.Remove(filepath.Join(cfg.Datadir, stagingMarker)); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := syncDir(cfg.Datadir); err != nil {
+		return nil, err
+	}
 	log.Info("snapshot loaded", "datadir", cfg.Datadir, "base", m.BaseHash, "height", height, "coins", sum.Stats.TxOuts)
 	return sum, nil
 }
@@ -221,7 +230,7 @@ func loadInto(ctx context.Context, rd *Reader, staging string, expected wire.Has
 				if err := srt.Close(); err != nil {
 					return err
 				}
-				final.Put(shindex.CompleteMeta(scripthash.Tip{Height: uint32(height), Hash: sum.Metadata.BaseHash, TxOuts: sum.Stats.TxOuts}))
+				final.Put(shindex.CompleteMeta(scripthash.Tip{Height: uint32(height), Hash: sum.Metadata.BaseHash, TxOuts: sum.Stats.TxOuts}, srt.Key()))
 				log.Info("scripthash index written", "rows", n, "seconds", time.Since(start).Seconds())
 				return nil
 			}
@@ -234,9 +243,6 @@ func loadInto(ctx context.Context, rd *Reader, staging string, expected wire.Has
 		err = fmt.Errorf("snapshot: close the loaded store: %w", cerr)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := os.Remove(filepath.Join(staging, stagingMarker)); err != nil {
 		return nil, err
 	}
 	return sum, syncDir(staging)
@@ -274,7 +280,7 @@ func prepareStaging(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("snapshot: staging directory: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, stagingMarker), []byte("utxod snapshot load in progress; safe to delete when no load runs\n"), 0o644)
+	return os.WriteFile(filepath.Join(dir, stagingMarker), []byte("utxod snapshot load: in a directory named *.snapshot-loading, a load in progress, safe to delete when none runs;\nin a datadir, left by a load killed just after it installed the complete datadir: remove this file alone\n"), 0o644)
 }
 
 // syncDir fsyncs a directory (its entries, after a create or rename).

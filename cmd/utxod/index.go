@@ -218,17 +218,19 @@ func (f *indexFlags) verify(ctx context.Context, kv backends.KV, pr *progress.Me
 func (f *indexFlags) drop(ctx context.Context, kv backends.KV, pr *progress.Meter, log *slog.Logger, stdout io.Writer) error {
 	start := time.Now()
 	m, ok, err := shindex.ReadMeta(kv)
-	if err != nil {
+	state := "none"
+	switch {
+	case errors.Is(err, shindex.ErrFormat):
+		state = "of another format" // what drop is for
+	case err != nil:
 		return err
+	case ok:
+		state = m.State.String()
 	}
 	n, err := shindex.Drop(ctx, kv, pr.Report)
 	pr.Finish()
 	if err != nil {
 		return fmt.Errorf("%w (run it again to finish)", err)
-	}
-	state := "none"
-	if ok {
-		state = m.State.String()
 	}
 	log.Info("index drop done", "rows", n, "was", state, "seconds", time.Since(start).Seconds())
 	fmt.Fprintf(stdout, "scripthash index dropped: %d rows removed (it was %s)\n", n, state)

@@ -200,7 +200,7 @@ func BenchmarkApply(b *testing.B) {
 	for i := range old {
 		old[i].Hash[31] ^= 0xff // not the same outpoints as coins
 	}
-	x := newIndex(nil, scripthash.Tip{})
+	x := newIndex(nil, scripthash.Tip{}, NewIDKey())
 	b.ResetTimer()
 	for i := range b.N {
 		k := i % 64

@@ -18,7 +18,12 @@ import (
 // metaKey is the index's state: the prefix alone, shorter than every row.
 var metaKey = []byte{Prefix}
 
-const metaVersion = 1
+// metaVersion is the index's format: 2 since the rows are keyed by id;
+// format 1 keyed them by the whole scripthash.
+const metaVersion = 2
+
+// ErrFormat: the datadir's index has another format than this program's.
+var ErrFormat = errors.New("shindex: the scripthash index has another format")
 
 // State says how far an index is.
 type State uint8
@@ -51,6 +56,8 @@ type Meta struct {
 	Resume    wire.Hash
 	HasResume bool
 	Rows      uint64
+	// Key is the key of the rows' ids (Complete).
+	Key IDKey
 }
 
 func encodeMeta(m Meta) []byte {
@@ -58,6 +65,9 @@ func encodeMeta(m Meta) []byte {
 	b = append(b, m.Tip.Hash[:]...)
 	b = binary.LittleEndian.AppendUint32(b, m.Tip.Height)
 	b = binary.LittleEndian.AppendUint64(b, m.Tip.TxOuts)
+	if m.State == Complete {
+		b = append(b, m.Key[:]...)
+	}
 	if m.State == Building {
 		b = append(b, m.Resume[:]...)
 		if m.HasResume {
@@ -73,15 +83,19 @@ func encodeMeta(m Meta) []byte {
 func decodeMeta(b []byte) (Meta, error) {
 	const base = 2 + 32 + 4 + 8
 	var m Meta
-	if len(b) < base || b[0] != metaVersion {
-		return m, fmt.Errorf("shindex: meta key %x: unknown version", b)
+	if len(b) > 0 && b[0] != metaVersion {
+		return m, fmt.Errorf("%w: format %d, this utxod reads format %d (utxod index drop, then utxod index build)", ErrFormat, b[0], metaVersion)
+	}
+	if len(b) < base {
+		return m, fmt.Errorf("shindex: meta key %x: too short", b)
 	}
 	m.State = State(b[1])
 	copy(m.Tip.Hash[:], b[2:34])
 	m.Tip.Height = binary.LittleEndian.Uint32(b[34:])
 	m.Tip.TxOuts = binary.LittleEndian.Uint64(b[38:])
 	switch {
-	case m.State == Complete && len(b) == base:
+	case m.State == Complete && len(b) == base+len(m.Key):
+		copy(m.Key[:], b[base:])
 	case m.State == Building && len(b) == base+32+1+8:
 		copy(m.Resume[:], b[base:])
 		m.HasResume = b[base+32] == 1
@@ -206,18 +220,20 @@ func BuildWith(ctx context.Context, kv backends.KV, opt BuildOptions, progress P
 		return m, err
 	}
 	b.Reset()
-	b.Put(metaKey, encodeMeta(Meta{State: Complete, Tip: tip}))
+	done := Meta{State: Complete, Tip: tip, Key: srt.Key()}
+	b.Put(metaKey, encodeMeta(done))
 	if err := kv.Write(b, backends.Sync); err != nil {
 		return m, fmt.Errorf("shindex: build: %w", err)
 	}
 	progress(tip.TxOuts, tip.TxOuts)
-	return Meta{State: Complete, Tip: tip}, nil
+	return done, nil
 }
 
 // CompleteMeta is the meta key and value of a complete index describing
-// tip; a bulk load writes them with the rows a Sorter wrote.
-func CompleteMeta(tip scripthash.Tip) (key, value []byte) {
-	return bytes.Clone(metaKey), encodeMeta(Meta{State: Complete, Tip: tip})
+// tip, its rows' ids keyed by key; a bulk load writes them with the rows a
+// Sorter wrote (Sorter.Key).
+func CompleteMeta(tip scripthash.Tip, key IDKey) (k, value []byte) {
+	return bytes.Clone(metaKey), encodeMeta(Meta{State: Complete, Tip: tip, Key: key})
 }
 
 // Drop removes the index from kv (no other writer uses it): the meta key
@@ -269,12 +285,16 @@ func Verify(ctx context.Context, r backends.Reader, progress Progress) (Meta, er
 		progress = func(uint64, uint64) {}
 	}
 	var coins uint64
-	var val []byte
+	var key, val []byte
 	err = kvstore.ScanRecords(r, nil, func(txid wire.Hash, outs []utxo.IndexedCoin) error {
 		for _, o := range outs {
 			op := utxo.Outpoint{Hash: txid, Index: o.Index}
-			k := makeRowKeyHash(scripthash.Of(o.Coin.Script), o.Coin.Height, op)
-			v, err := r.Get(k.full())
+			if o.Coin.Height > MaxHeight {
+				return fmt.Errorf("%w: %w: %s:%d at %d", ErrMismatch, ErrHeight, txid, o.Index, o.Coin.Height)
+			}
+			k := makeRowKeyID(m.Key.ID(scripthash.Of(o.Coin.Script)), o.Coin.Height, op)
+			key = appendDiskKey(key[:0], &k)
+			v, err := r.Get(key)
 			if errors.Is(err, backends.ErrNotFound) {
 				return fmt.Errorf("%w: no row for %s:%d", ErrMismatch, txid, o.Index)
 			}

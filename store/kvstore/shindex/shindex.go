@@ -2,15 +2,22 @@
 // per unspent output under the prefix 'S', ordered as scripthash.Index's
 // rows,
 //
-//	'S' ‖ scripthash (32) ‖ height (uint32 BE) ‖ txid (32, raw) ‖ vout (uint32 BE)
+//	'S' ‖ id (8) ‖ height (24-bit BE) ‖ txid (32, raw) ‖ vout (1–5 bytes, order-preserving)
 //	→ uvarint(value << 1 | coinbase)
 //
 // so a query is one range read that never touches a coin record, and a
-// page after a cursor is a seek. The meta key 'S' (one byte) says whether
-// the index is complete (or being built) and which tip (hash, height,
-// number of outputs) it describes; it is written in every flush batch with
-// the rows, the coins and the store's own tip (kvstore.Index), so a crash
-// or a reorganisation never leaves index and coins apart.
+// page after a cursor is a seek. The id is SipHash-2-4 of the scripthash
+// under a random 128-bit key made with the index and kept in its meta key:
+// 8 bytes instead of the scripthash's 32 are most of what keeps the index
+// near 50 bytes a coin. Two scripts share an id with probability 2^-64,
+// and as the key is secret nobody can choose a script that shares one
+// with someone else's (a truncated unkeyed hash could be ground to).
+//
+// The meta key 'S' (one byte) says whether the index is complete (or
+// being built), which tip (hash, height, number of outputs) it describes
+// and the id key; it is written in every flush batch with the rows, the
+// coins and the store's own tip (kvstore.Index), so a crash or a
+// reorganisation never leaves index and coins apart.
 //
 // Lookups answer from one state: under the index's read lock they copy the
 // pending (unflushed) rows of their scripthashes and take a store snapshot;
@@ -25,12 +32,14 @@ package shindex
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/RaduBerinde/btreemap"
+	"github.com/dchest/siphash"
 
 	"utxod/backends"
 	"utxod/scripthash"
@@ -44,28 +53,121 @@ const Prefix = 'S'
 // Name is the index's name on the command line (--index scripthash).
 const Name = "scripthash"
 
-const (
-	keyLen  = 1 + 32 + 4 + 32 + 4
-	hashEnd = 1 + 32
-)
+// IDKey is the secret SipHash key of an index's row ids.
+type IDKey [16]byte
 
-// rowKey is a row's key without the prefix.
-type rowKey [keyLen - 1]byte
-
-func makeRowKey(e *utxo.Entry) rowKey {
-	return makeRowKeyHash(scripthash.Of(e.Script), e.Height, e.Outpoint)
-}
-
-func makeRowKeyHash(h scripthash.Hash, height uint32, op utxo.Outpoint) rowKey {
-	var k rowKey
-	copy(k[:32], h[:])
-	binary.BigEndian.PutUint32(k[32:], height)
-	copy(k[36:68], op.Hash[:])
-	binary.BigEndian.PutUint32(k[68:], op.Index)
+// NewIDKey returns a random key.
+func NewIDKey() IDKey {
+	var k IDKey
+	rand.Read(k[:]) // never fails (crypto/rand)
 	return k
 }
 
-func (k *rowKey) full() []byte { return append([]byte{Prefix}, k[:]...) }
+// ID is the row id of scripthash h.
+func (k *IDKey) ID(h scripthash.Hash) uint64 {
+	return siphash.Hash(binary.LittleEndian.Uint64(k[:8]), binary.LittleEndian.Uint64(k[8:]), h[:])
+}
+
+// MaxHeight is the highest coin height a row can hold (24 bits: enough
+// for three centuries of blocks).
+const MaxHeight = 1<<24 - 1
+
+// ErrHeight: a coin is above MaxHeight.
+var ErrHeight = errors.New("shindex: coin height above the index's 24 bits")
+
+// A row's key in memory (rowKey, fixed width, compared as bytes) and on
+// disk (diskKey: prefix, 3-byte height, compact vout).
+const (
+	idLen      = 8
+	kHeight    = idLen
+	kTxid      = kHeight + 4
+	kVout      = kTxid + 32
+	rowKeyLen  = kVout + 4
+	minDiskKey = 1 + idLen + 3 + 32 + 1
+	maxDiskKey = 1 + idLen + 3 + 32 + 5
+)
+
+// rowKey is a row's key in memory: id, height, txid, vout, all big-endian
+// so that bytes order as the disk keys do.
+type rowKey [rowKeyLen]byte
+
+func makeRowKey(ik *IDKey, e *utxo.Entry) rowKey {
+	return makeRowKeyID(ik.ID(scripthash.Of(e.Script)), e.Height, e.Outpoint)
+}
+
+func makeRowKeyID(id uint64, height uint32, op utxo.Outpoint) rowKey {
+	var k rowKey
+	binary.BigEndian.PutUint64(k[:], id)
+	binary.BigEndian.PutUint32(k[kHeight:], height)
+	copy(k[kTxid:kVout], op.Hash[:])
+	binary.BigEndian.PutUint32(k[kVout:], op.Index)
+	return k
+}
+
+func (k *rowKey) height() uint32 { return binary.BigEndian.Uint32(k[kHeight:]) }
+
+func (k *rowKey) outpoint() utxo.Outpoint {
+	op := utxo.Outpoint{Index: binary.BigEndian.Uint32(k[kVout:])}
+	copy(op.Hash[:], k[kTxid:kVout])
+	return op
+}
+
+// appendDiskKey appends k's key on disk; its height is at most MaxHeight.
+// The vout takes 1 byte below 2^7, 2 below 2^14, 3 below 2^21 and 5
+// otherwise, the first byte's top bits saying which, so that keys order
+// as the numbers do.
+func appendDiskKey(dst []byte, k *rowKey) []byte {
+	dst = append(dst, Prefix)
+	dst = append(dst, k[:idLen]...)
+	dst = append(dst, k[kHeight+1:kTxid]...)
+	dst = append(dst, k[kTxid:kVout]...)
+	switch v := binary.BigEndian.Uint32(k[kVout:]); {
+	case v < 1<<7:
+		return append(dst, byte(v))
+	case v < 1<<14:
+		return append(dst, 0x80|byte(v>>8), byte(v))
+	case v < 1<<21:
+		return append(dst, 0xc0|byte(v>>16), byte(v>>8), byte(v))
+	default:
+		return binary.BigEndian.AppendUint32(append(dst, 0xe0), v)
+	}
+}
+
+// parseDiskKey is appendDiskKey's inverse; it refuses any other bytes
+// (a vout not in its shortest form included).
+func parseDiskKey(b []byte) (rowKey, error) {
+	var k rowKey
+	if len(b) < minDiskKey || len(b) > maxDiskKey || b[0] != Prefix {
+		return k, fmt.Errorf("shindex: bad row key %x", b)
+	}
+	copy(k[:idLen], b[1:])
+	copy(k[kHeight+1:kTxid], b[1+idLen:])
+	copy(k[kTxid:kVout], b[1+idLen+3:])
+	vb := b[minDiskKey-1:]
+	var v uint32
+	switch {
+	case vb[0] < 0x80 && len(vb) == 1:
+		v = uint32(vb[0])
+	case vb[0]&0xc0 == 0x80 && len(vb) == 2:
+		v = uint32(vb[0]&0x3f)<<8 | uint32(vb[1])
+		if v < 1<<7 {
+			return k, fmt.Errorf("shindex: bad row key %x", b)
+		}
+	case vb[0]&0xe0 == 0xc0 && len(vb) == 3:
+		v = uint32(vb[0]&0x1f)<<16 | uint32(vb[1])<<8 | uint32(vb[2])
+		if v < 1<<14 {
+			return k, fmt.Errorf("shindex: bad row key %x", b)
+		}
+	case vb[0] == 0xe0 && len(vb) == 5:
+		if v = binary.BigEndian.Uint32(vb[1:]); v < 1<<21 {
+			return k, fmt.Errorf("shindex: bad row key %x", b)
+		}
+	default:
+		return k, fmt.Errorf("shindex: bad row key %x", b)
+	}
+	binary.BigEndian.PutUint32(k[kVout:], v)
+	return k, nil
+}
 
 func cmpKey(a, b rowKey) int {
 	x, y := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])
@@ -96,19 +198,17 @@ func decodeValue(b []byte) (int64, bool, error) {
 	return int64(v >> 1), v&1 == 1, nil
 }
 
-// decodeRow reads a full key (with the prefix) and value into a UTXO.
-func decodeRow(key, val []byte) (scripthash.UTXO, error) {
-	if len(key) != keyLen {
-		return scripthash.UTXO{}, fmt.Errorf("shindex: bad row key %x", key)
+// decodeRow reads a key on disk and its value into the row's key and UTXO.
+func decodeRow(key, val []byte) (rowKey, scripthash.UTXO, error) {
+	k, err := parseDiskKey(key)
+	if err != nil {
+		return k, scripthash.UTXO{}, err
 	}
 	value, cb, err := decodeValue(val)
 	if err != nil {
-		return scripthash.UTXO{}, err
+		return k, scripthash.UTXO{}, err
 	}
-	u := scripthash.UTXO{Value: value, Coinbase: cb, Height: binary.BigEndian.Uint32(key[33:])}
-	copy(u.Outpoint.Hash[:], key[37:69])
-	u.Outpoint.Index = binary.BigEndian.Uint32(key[69:])
-	return u, nil
+	return k, scripthash.UTXO{Outpoint: k.outpoint(), Value: value, Coinbase: cb, Height: k.height()}, nil
 }
 
 // pend is a row's state since the last flush.
@@ -125,7 +225,7 @@ const (
 
 // pendEntryBytes estimates one pending row's memory: key and value in a
 // B-tree node (nodes run between half and full).
-const pendEntryBytes = 2 * (keyLen + 16)
+const pendEntryBytes = 2 * (rowKeyLen + 16)
 
 // Index is the scripthash index of a store: a kvstore.Index (give it to
 // kvstore.Open in Options.Indexes) and a
@@ -136,6 +236,7 @@ type Index struct {
 	// pending holds every row changed since the last flush.
 	pending *btreemap.BTreeMap[rowKey, pend]
 	tip     scripthash.Tip
+	key     IDKey
 	// metaDirty: the tip moved since the last flush.
 	metaDirty bool
 	closed    bool
@@ -145,8 +246,8 @@ var (
 	_ scripthash.Index = (*Index)(nil)
 )
 
-func newIndex(kv backends.KV, tip scripthash.Tip) *Index {
-	return &Index{kv: kv, tip: tip, pending: btreemap.New[rowKey, pend](16, cmpKey)}
+func newIndex(kv backends.KV, tip scripthash.Tip, key IDKey) *Index {
+	return &Index{kv: kv, tip: tip, key: key, pending: btreemap.New[rowKey, pend](16, cmpKey)}
 }
 
 // Errors of Open, Create, Build and Drop.
@@ -182,7 +283,7 @@ func Create(kv backends.KV, genesis wire.Hash) (*Index, error) {
 	if st.State == Complete {
 		return nil, ErrExists
 	}
-	x := newIndex(kv, scripthash.Tip{Hash: genesis})
+	x := newIndex(kv, scripthash.Tip{Hash: genesis}, NewIDKey())
 	x.metaDirty = true
 	return x, nil
 }
@@ -205,7 +306,7 @@ func Open(kv backends.KV) (*Index, error) {
 		return nil, fmt.Errorf("%w: index at %d %s, coins at %d %s (utxod index drop, then utxod index build)",
 			ErrStale, st.Tip.Height, st.Tip.Hash, stats.Height, stats.BestBlock)
 	}
-	return newIndex(kv, st.Tip), nil
+	return newIndex(kv, st.Tip, st.Key), nil
 }
 
 // Prefix implements kvstore.Index.
@@ -213,6 +314,13 @@ func (x *Index) Prefix() byte { return Prefix }
 
 // Apply implements kvstore.Index.
 func (x *Index) Apply(_ wire.Hash, d *utxo.Delta, connect bool) error {
+	for _, es := range [][]utxo.Entry{d.Created, d.Spent, d.Overwritten} {
+		for i := range es {
+			if es[i].Height > MaxHeight {
+				return fmt.Errorf("%w: %s:%d at %d", ErrHeight, es[i].Hash, es[i].Index, es[i].Height)
+			}
+		}
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if connect {
@@ -254,7 +362,7 @@ func (x *Index) SetTip(tip wire.Hash) {
 // last flush unless this window deleted it first (a coin is in the set at
 // most once, and the index on disk was the set at the last flush).
 func (x *Index) put(e *utxo.Entry) {
-	k := makeRowKey(e)
+	k := makeRowKey(&x.key, e)
 	p := pend{value: e.Value}
 	if e.Coinbase {
 		p.flags |= pendCoinbase
@@ -272,7 +380,7 @@ func (x *Index) put(e *utxo.Entry) {
 // del records a row leaving the set; a row created in this window leaves
 // nothing to write.
 func (x *Index) del(e *utxo.Entry) {
-	k := makeRowKey(e)
+	k := makeRowKey(&x.key, e)
 	// One traversal in the common case (a coin created in this window).
 	if _, old, ok := x.pending.Delete(k); ok && old.flags&pendFresh != 0 {
 		return
@@ -285,11 +393,9 @@ func (x *Index) del(e *utxo.Entry) {
 func (x *Index) AppendBatch(b *backends.Batch) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	key := make([]byte, keyLen)
-	key[0] = Prefix
-	var val []byte
+	var key, val []byte
 	for k, p := range x.pending.Ascend(btreemap.Min[rowKey](), btreemap.Max[rowKey]()) {
-		copy(key[1:], k[:])
+		key = appendDiskKey(key[:0], &k)
 		if p.flags&pendDeleted != 0 {
 			b.Delete(key)
 			continue
@@ -298,7 +404,7 @@ func (x *Index) AppendBatch(b *backends.Batch) error {
 		b.Put(key, val)
 	}
 	if x.metaDirty {
-		b.Put(metaKey, encodeMeta(Meta{State: Complete, Tip: x.tip}))
+		b.Put(metaKey, encodeMeta(Meta{State: Complete, Tip: x.tip, Key: x.key}))
 	}
 	return nil
 }
@@ -319,12 +425,12 @@ func (x *Index) PendingBytes() int64 {
 }
 
 // BatchSize implements kvstore.BatchSizer: every pending row is one
-// operation of keyLen bytes of key and at most a uvarint of value.
+// operation of at most maxDiskKey bytes of key and a uvarint of value.
 func (x *Index) BatchSize() (bytes, ops int) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	n := x.pending.Len()
-	return n*(keyLen+binary.MaxVarintLen64) + len(metaKey) + 64, n + 1
+	return n*(maxDiskKey+binary.MaxVarintLen64) + len(metaKey) + 64, n + 1
 }
 
 // Tip is the state the index describes (the last applied block).
@@ -352,7 +458,7 @@ type overlayRow struct {
 func (x *Index) Lookup(ctx context.Context, qs []scripthash.Query) (scripthash.Result, error) {
 	for i := range qs {
 		q := &qs[i]
-		if q.Limit < 0 || (q.Script != nil && scripthash.Of(q.Script) != q.Hash) {
+		if q.Limit < 0 || (q.Script != nil && scripthash.Of(q.Script) != q.Hash) || (q.After != nil && q.After.Height > MaxHeight) {
 			return scripthash.Result{}, scripthash.ErrQuery
 		}
 	}
@@ -372,7 +478,7 @@ func (x *Index) Lookup(ctx context.Context, qs []scripthash.Query) (scripthash.R
 		snap, err = x.kv.NewSnapshot()
 		if x.pending.Len() > 0 {
 			for i := range qs {
-				lo, hi := hashBounds(qs[i].Hash)
+				lo, hi := idBounds(x.key.ID(qs[i].Hash))
 				for k, p := range x.pending.Ascend(btreemap.GE(lo), btreemap.LT(hi)) {
 					overlays[i] = append(overlays[i], overlayRow{k, p})
 				}
@@ -388,39 +494,36 @@ func (x *Index) Lookup(ctx context.Context, qs []scripthash.Query) (scripthash.R
 	}
 	defer snap.Close()
 	for i := range qs {
-		if err := answer(ctx, snap, &qs[i], overlays[i], &res.Answers[i]); err != nil {
+		if err := answer(ctx, snap, &qs[i], x.key.ID(qs[i].Hash), overlays[i], &res.Answers[i]); err != nil {
 			return scripthash.Result{}, err
 		}
 	}
 	return res, nil
 }
 
-// hashBounds are the pending keys of h: [h‖0…, h+1‖0…).
-func hashBounds(h scripthash.Hash) (lo, hi rowKey) {
-	copy(lo[:], h[:])
-	copy(hi[:], h[:])
-	for i := 31; i >= 0; i-- {
-		hi[i]++
-		if hi[i] != 0 {
-			return lo, hi
+// idBounds are the pending keys of id: [id‖0…, id+1‖0…).
+func idBounds(id uint64) (lo, hi rowKey) {
+	binary.BigEndian.PutUint64(lo[:], id)
+	if id == ^uint64(0) { // above every key: no height reaches 0xff…
+		for i := range hi {
+			hi[i] = 0xff
 		}
+		return lo, hi
 	}
-	for i := range hi { // h is all 0xff: above every key
-		hi[i] = 0xff
-	}
+	binary.BigEndian.PutUint64(hi[:], id+1)
 	return lo, hi
 }
 
-// answer merges the snapshot's rows of q.Hash with the pending ones (which
-// win) in key order.
-func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, over []overlayRow, a *scripthash.Answer) error {
-	prefix := append([]byte{Prefix}, q.Hash[:]...)
+// answer merges the snapshot's rows of id (q.Hash's) with the pending ones
+// (which win) in key order.
+func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, id uint64, over []overlayRow, a *scripthash.Answer) error {
+	prefix := binary.BigEndian.AppendUint64([]byte{Prefix}, id)
 	rng := backends.PrefixRange(prefix)
 	var after rowKey
 	if q.After != nil {
-		after = makeRowKeyHash(q.Hash, q.After.Height, utxo.Outpoint{Hash: q.After.Txid, Index: q.After.Vout})
+		after = makeRowKeyID(id, q.After.Height, utxo.Outpoint{Hash: q.After.Txid, Index: q.After.Vout})
 		if !q.Summary { // only rows after the cursor matter: seek past it
-			rng.Start = append(after.full(), 0)
+			rng.Start = append(appendDiskKey(nil, &after), 0)
 		}
 	}
 	it, err := snap.NewIterator(rng)
@@ -428,14 +531,13 @@ func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, ov
 		return fmt.Errorf("shindex: %w", err)
 	}
 	defer it.Close()
-	// emit takes one row (its key without the prefix) in key order; false
-	// stops the walk.
-	emit := func(k []byte, u scripthash.UTXO) bool {
+	// emit takes one row in key order; false stops the walk.
+	emit := func(k *rowKey, u scripthash.UTXO) bool {
 		if q.Summary {
 			a.Count++
 			a.Sum += u.Value
 		}
-		if q.After != nil && bytes.Compare(k, after[:]) <= 0 {
+		if q.After != nil && cmpKey(*k, after) <= 0 {
 			return true
 		}
 		if len(a.UTXOs) < q.Limit {
@@ -449,28 +551,38 @@ func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, ov
 	next := func() { ok = it.Next() }
 	next()
 	n := 0
+	// k and u are the iterator's row, decoded once per step.
+	var k rowKey
+	var u scripthash.UTXO
+	decode := func() error {
+		if ok {
+			k, u, err = decodeRow(it.Key(), it.Value())
+		}
+		return err
+	}
+	if err := decode(); err != nil {
+		return err
+	}
 	for {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		var k []byte
 		fromOverlay := false
 		switch {
 		case ok && len(over) > 0:
-			c := bytes.Compare(it.Key()[1:], over[0].key[:])
-			switch {
-			case c < 0:
-				k = it.Key()
+			switch c := cmpKey(k, over[0].key); {
 			case c == 0: // the pending state replaces the stored one
 				next()
+				if err := decode(); err != nil {
+					return err
+				}
 				fromOverlay = true
-			default:
+			case c > 0:
 				fromOverlay = true
 			}
 		case ok:
-			k = it.Key()
 		case len(over) > 0:
 			fromOverlay = true
 		default:
@@ -482,22 +594,18 @@ func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, ov
 			if o.p.flags&pendDeleted != 0 {
 				continue
 			}
-			u := scripthash.UTXO{Value: o.p.value, Coinbase: o.p.flags&pendCoinbase != 0,
-				Height: binary.BigEndian.Uint32(o.key[32:])}
-			copy(u.Outpoint.Hash[:], o.key[36:68])
-			u.Outpoint.Index = binary.BigEndian.Uint32(o.key[68:])
-			if !emit(o.key[:], u) {
+			u := scripthash.UTXO{Outpoint: o.key.outpoint(), Value: o.p.value, Coinbase: o.p.flags&pendCoinbase != 0, Height: o.key.height()}
+			if !emit(&o.key, u) {
 				return nil
 			}
 			continue
 		}
-		u, err := decodeRow(k, it.Value())
-		if err != nil {
-			return err
-		}
-		if !emit(k[1:], u) { // before Next, which invalidates k
+		if !emit(&k, u) {
 			return nil
 		}
 		next()
+		if err := decode(); err != nil {
+			return err
+		}
 	}
 }

@@ -3,6 +3,8 @@ package shindex
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"testing"
+
+	"github.com/dchest/siphash"
 
 	"utxod/backends"
 	_ "utxod/backends/all"
@@ -68,18 +72,41 @@ func openStore(t testing.TB, kv backends.KV, budget int64, ixs ...kvstore.Index)
 	return st
 }
 
-// wantRows is the index the coins of sc call for, built independently of
-// the index's code paths: full key → value.
-func wantRows(t *testing.T, scan func(func(utxo.Entry) error) error) map[string][]byte {
+// wantRows collects the coins of scan, whose index checkRowsMatch builds.
+func wantRows(t *testing.T, scan func(func(utxo.Entry) error) error) []utxo.Entry {
 	t.Helper()
-	want := map[string][]byte{}
+	var want []utxo.Entry
 	if err := scan(func(e utxo.Entry) error {
-		h := scripthash.Of(e.Script)
-		k := []byte{'S'}
-		k = append(k, h[:]...)
-		k = append(k, byte(e.Height>>24), byte(e.Height>>16), byte(e.Height>>8), byte(e.Height))
-		k = append(k, e.Hash[:]...)
-		k = append(k, byte(e.Index>>24), byte(e.Index>>16), byte(e.Index>>8), byte(e.Index))
+		e.Script = bytes.Clone(e.Script)
+		want = append(want, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// rowsOf is the index the coins call for under the id key k, built
+// independently of the index's code paths: full key → value.
+func rowsOf(coins []utxo.Entry, k IDKey) map[string][]byte {
+	rows := map[string][]byte{}
+	for _, e := range coins {
+		h := sha256.Sum256(e.Script)
+		id := siphash.Hash(binary.LittleEndian.Uint64(k[:8]), binary.LittleEndian.Uint64(k[8:]), h[:])
+		key := []byte{'S'}
+		key = binary.BigEndian.AppendUint64(key, id)
+		key = append(key, byte(e.Height>>16), byte(e.Height>>8), byte(e.Height))
+		key = append(key, e.Hash[:]...)
+		switch v := e.Index; {
+		case v < 128:
+			key = append(key, byte(v))
+		case v < 1<<14:
+			key = append(key, byte(0x80+v/256), byte(v%256))
+		case v < 1<<21:
+			key = append(key, byte(0xc0+v/65536), byte(v/256%256), byte(v%256))
+		default:
+			key = append(key, 0xe0, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+		}
 		v := uint64(e.Value) * 2
 		if e.Coinbase {
 			v++
@@ -89,18 +116,20 @@ func wantRows(t *testing.T, scan func(func(utxo.Entry) error) error) map[string]
 			vb = append(vb, byte(v)|0x80)
 			v >>= 7
 		}
-		want[string(k)] = append(vb, byte(v))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+		rows[string(key)] = append(vb, byte(v))
 	}
-	return want
+	return rows
 }
 
-// checkRowsMatch requires the rows on disk to be exactly want and the meta
-// key to be Complete at tip.
-func checkRowsMatch(t *testing.T, kv backends.Reader, want map[string][]byte, tip scripthash.Tip) {
+// checkRowsMatch requires the rows on disk to be exactly the index of the
+// coins want and the meta key to be Complete at tip.
+func checkRowsMatch(t *testing.T, kv backends.Reader, coins []utxo.Entry, tip scripthash.Tip) {
 	t.Helper()
+	m, ok, err := ReadMeta(kv)
+	if err != nil || !ok || m.State != Complete || m.Tip != tip {
+		t.Fatalf("meta %+v ok=%v err=%v; want complete at %+v", m, ok, err, tip)
+	}
+	want := rowsOf(coins, m.Key)
 	it, err := kv.NewIterator(backends.PrefixRange([]byte{'S'}))
 	if err != nil {
 		t.Fatal(err)
@@ -121,10 +150,6 @@ func checkRowsMatch(t *testing.T, kv backends.Reader, want map[string][]byte, ti
 	}
 	if n != len(want) {
 		t.Fatalf("index has %d rows, the coin set %d coins", n, len(want))
-	}
-	m, ok, err := ReadMeta(kv)
-	if err != nil || !ok || m.State != Complete || m.Tip != tip {
-		t.Fatalf("meta %+v ok=%v err=%v; want complete at %+v", m, ok, err, tip)
 	}
 }
 
@@ -311,7 +336,7 @@ func checkVerifyCatches(t *testing.T, kv backends.KV) {
 func TestBuildDrop(t *testing.T) {
 	defer func(n, b, r int) { buildBatchRows, appendBatchBytes, minRunRows = n, b, r }(buildBatchRows, appendBatchBytes, minRunRows)
 	// Several runs to merge, several append batches.
-	buildBatchRows, appendBatchBytes, minRunRows = 10, 10*keyLen, 7
+	buildBatchRows, appendBatchBytes, minRunRows = 10, 10*maxDiskKey, 7
 	blocks := testchain.Generated(t, chaingen.ProfileModern, 120, 2)
 	half := len(blocks) / 2
 	for _, name := range testchain.StoreNames {

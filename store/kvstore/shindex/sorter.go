@@ -22,12 +22,12 @@ import (
 )
 
 // The rows of the index arrive in txid order (a coin scan, a snapshot
-// load) but are keyed by scripthash: written as they come, every batch
+// load) but are keyed by scripthash id: written as they come, every batch
 // would touch the whole key range (an LSM store compacts each key many
 // times over, bbolt rewrites a page per row). A Sorter partitions them
 // instead: runs of rows are hashed by a goroutine of its own while the next
 // run fills, and each run's rows are appended to one file per range of
-// scripthashes (a bucket: the top bits of the hash, so the buckets are in
+// ids (a bucket: the top bits of the id, so the buckets are in
 // key order). At the end each bucket in turn is read back, sorted in memory
 // and written with the store's append path (backends.WriteAppend: ingested
 // tables on pebble and RocksDB, full pages on bbolt), each key written
@@ -46,8 +46,8 @@ const DefaultSortMemory = 128 << 20
 
 // sortRowBytes is a row's size in a run and in a bucket file (written as
 // sortRow's memory: the files are the process's own, read back by it): the
-// key without the prefix, then value<<1|coinbase as uint64.
-const sortRowBytes = keyLen - 1 + 8
+// key in memory, then value<<1|coinbase as uint64.
+const sortRowBytes = rowKeyLen + 8
 
 // sortRowBudget is the memory counted per row of a run: the row, its
 // place in the order, its script's offset and a typical script.
@@ -72,7 +72,7 @@ var (
 const sortFilePrefix = "shindex-sort-"
 
 // sortIdx is a row's place in a run with the first 8 bytes of its key:
-// the sort moves these 16 bytes, not the 80-byte rows, and compares whole
+// the sort moves these 16 bytes, not the 56-byte rows, and compares whole
 // keys only when the prefixes tie.
 type sortIdx struct {
 	p uint64
@@ -80,11 +80,11 @@ type sortIdx struct {
 }
 
 type sortRow struct {
-	k rowKey // k[:32] is filled in when the run is hashed
+	k rowKey // k[:8], the id, is filled in when the run is hashed
 	v uint64
 }
 
-// sortRun is a run being filled: the rows without their scripthashes and
+// sortRun is a run being filled: the rows without their ids and
 // the scripts to hash, all three in one fixed block of memory (never
 // grown: a full run is spilled).
 type sortRun struct {
@@ -106,6 +106,9 @@ type SorterConfig struct {
 	// Rows, if not 0, is the number of rows expected: runs are not
 	// allocated bigger than that, and the buckets are sized for it.
 	Rows uint64
+	// Key is the key of the rows' ids; the zero key makes a new one
+	// (Sorter.Key).
+	Key IDKey
 }
 
 // Sorter collects the rows of coins in any order (AddTx) and writes them
@@ -136,6 +139,9 @@ func NewSorter(cfg SorterConfig) *Sorter {
 	if cfg.Memory <= 0 {
 		cfg.Memory = DefaultSortMemory
 	}
+	if cfg.Key == (IDKey{}) {
+		cfg.Key = NewIDKey()
+	}
 	maxRows := max(minRunRows, cfg.Memory/2/sortRowBudget)
 	if cfg.Rows > 0 && cfg.Rows < uint64(maxRows) {
 		maxRows = max(1, int(cfg.Rows))
@@ -148,7 +154,7 @@ func NewSorter(cfg SorterConfig) *Sorter {
 	}
 	s := &Sorter{cfg: cfg, maxRows: maxRows, maxData: maxData,
 		free: make(chan *sortRun, 1), work: make(chan *sortRun), wdone: make(chan struct{})}
-	// Buckets of half a run's block on average (scripthashes are uniform;
+	// Buckets of half a run's block on average (ids are uniform;
 	// the slack takes the variance and most big scripts): an unknown
 	// count takes the most.
 	s.bits = uint(bits.Len(maxBuckets - 1))
@@ -194,6 +200,9 @@ func (s *Sorter) newRun() *sortRun {
 	return run
 }
 
+// Key is the key of the rows' ids, for the index's meta key.
+func (s *Sorter) Key() IDKey { return s.cfg.Key }
+
 // Rows is the number of rows added so far.
 func (s *Sorter) Rows() uint64 { return s.rows }
 
@@ -205,15 +214,17 @@ func (s *Sorter) AddTx(txid wire.Hash, outs []utxo.IndexedCoin) error {
 		if c.Coinbase {
 			r.v |= 1
 		}
-		binary.BigEndian.PutUint32(r.k[32:], c.Height)
-		copy(r.k[36:68], txid[:])
-		binary.BigEndian.PutUint32(r.k[68:], outs[i].Index)
+		if c.Height > MaxHeight {
+			return fmt.Errorf("%w: %s:%d at %d", ErrHeight, txid, outs[i].Index, c.Height)
+		}
+		binary.BigEndian.PutUint32(r.k[kHeight:], c.Height)
+		copy(r.k[kTxid:kVout], txid[:])
+		binary.BigEndian.PutUint32(r.k[kVout:], outs[i].Index)
 		script := c.Script
 		if len(script) > bigScript {
 			// Hashed here (rare: Core keeps no script above 10,000
 			// bytes in the set), so that any size fits a run.
-			h := sha256.Sum256(script)
-			copy(r.k[:32], h[:])
+			binary.BigEndian.PutUint64(r.k[:], s.cfg.Key.ID(sha256.Sum256(script)))
 			script = nil
 		}
 		if len(s.cur.scripts)+len(script) > cap(s.cur.scripts) {
@@ -274,16 +285,15 @@ func (s *Sorter) spiller() {
 	}
 }
 
-// hash fills in the scripthashes of run's rows.
-func (run *sortRun) hash() {
+// hash fills in the ids of run's rows.
+func (run *sortRun) hash(key *IDKey) {
 	start := uint32(0)
 	for i := range run.rows {
 		end := run.ends[i]
 		if end&preHashed != 0 {
 			continue
 		}
-		h := sha256.Sum256(run.scripts[start:end])
-		copy(run.rows[i].k[:32], h[:])
+		binary.BigEndian.PutUint64(run.rows[i].k[:], key.ID(sha256.Sum256(run.scripts[start:end])))
 		start = end
 	}
 }
@@ -301,9 +311,9 @@ func sortIdxs(order []sortIdx, rows []sortRow) {
 	})
 }
 
-// sort fills in the scripthashes of run's rows and sorts them.
-func (run *sortRun) sort() {
-	run.hash()
+// sort fills in the ids of run's rows and sorts them.
+func (run *sortRun) sort(key *IDKey) {
+	run.hash(key)
 	run.order = run.order[:len(run.rows)]
 	for i := range run.rows {
 		run.order[i] = sortIdx{binary.BigEndian.Uint64(run.rows[i].k[:8]), uint32(i)}
@@ -330,7 +340,7 @@ func rowBytes(rows []sortRow) []byte {
 // bucket order (a counting sort of the places; the order within a bucket
 // is sorted when it is read back).
 func (s *Sorter) writeRun(run *sortRun) error {
-	run.hash()
+	run.hash(&s.cfg.Key)
 	s.spills++
 	if err := s.openBuckets(); err != nil {
 		return err
@@ -464,7 +474,6 @@ func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (
 	go func() {
 		defer close(batches)
 		e := &emitter{ctx: pctx, out: batches, free: free, b: newAppendBatch()}
-		e.key[0] = Prefix
 		pdone <- s.produce(pctx, e)
 	}()
 	var n uint64
@@ -506,7 +515,7 @@ func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (
 
 func newAppendBatch() *backends.Batch {
 	b := backends.NewBatch()
-	b.Grow(appendBatchBytes+64<<10, appendBatchBytes/(keyLen+4))
+	b.Grow(appendBatchBytes+64<<10, appendBatchBytes/(minDiskKey+4))
 	return b
 }
 
@@ -516,7 +525,7 @@ type emitter struct {
 	out  chan<- *backends.Batch
 	free chan *backends.Batch
 	b    *backends.Batch
-	key  [keyLen]byte
+	key  []byte
 	val  []byte
 	prev rowKey
 	n    uint64
@@ -527,9 +536,9 @@ func (e *emitter) put(r *sortRow) error {
 		return fmt.Errorf("shindex: sort: row %x twice", r.k[:])
 	}
 	e.prev = r.k
-	copy(e.key[1:], r.k[:])
+	e.key = appendDiskKey(e.key[:0], &r.k)
 	e.val = binary.AppendUvarint(e.val[:0], r.v)
-	e.b.Put(e.key[:], e.val)
+	e.b.Put(e.key, e.val)
 	e.n++
 	if e.b.Size() >= appendBatchBytes {
 		return e.send()
@@ -560,7 +569,7 @@ func (e *emitter) send() error {
 func (s *Sorter) produce(ctx context.Context, e *emitter) error {
 	run := s.cur
 	if !s.spilled {
-		run.sort()
+		run.sort(&s.cfg.Key)
 		for _, o := range run.order {
 			if err := e.put(&run.rows[o.i]); err != nil {
 				return err
@@ -577,7 +586,7 @@ func (s *Sorter) produce(ctx context.Context, e *emitter) error {
 	rows := unsafe.Slice((*sortRow)(unsafe.Pointer(&run.mem[0])), capRows)
 	order := unsafe.Slice((*sortIdx)(unsafe.Pointer(&run.mem[capRows*sortRowBytes])), capRows)
 	// A second block takes a bucket's rows split by the next bits of
-	// their scripthash: parts small enough to sort in the processor's
+	// their id: parts small enough to sort in the processor's
 	// cache.
 	var parts []sortRow
 	for _, r := range s.all {
@@ -624,7 +633,7 @@ func readSorted(f *os.File, rows []sortRow, order []sortIdx) error {
 }
 
 // emitBucket reads a bucket that fits in rows, splits it into parts by
-// the 8 bits of the scripthash after the bucket's (a counting sort into
+// the 8 bits of the id after the bucket's (a counting sort into
 // parts), and sorts and emits each part (order may overlap rows).
 func (s *Sorter) emitBucket(f *os.File, rows, parts []sortRow, order []sortIdx, e *emitter) error {
 	if _, err := io.ReadFull(f, rowBytes(rows)); err != nil {

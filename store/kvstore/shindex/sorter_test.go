@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"utxod/backends"
-	"utxod/scripthash"
 	"utxod/testkit/testchain"
 	"utxod/utxo"
 	"utxod/wire"
@@ -32,7 +31,7 @@ func testSorter(t *testing.T, kinds, shared int) {
 	minRunRows = 50
 	rng := rand.New(rand.NewPCG(1, 2))
 	scripts := [][]byte{{0x51}, bytes.Repeat([]byte{0x6a}, 5000), {0x00, 0x14, 1, 2, 3}}
-	want := map[string][]byte{}
+	var coins []utxo.Entry
 	tmp := t.TempDir()
 	srt := NewSorter(SorterConfig{Dir: tmp, Memory: 1})
 	for n := 0; n < 3000; n++ {
@@ -53,13 +52,13 @@ func testSorter(t *testing.T, kinds, shared int) {
 			}
 			c := utxo.Coin{Value: rng.Int64N(1 << 40), Height: uint32(rng.IntN(900000)), Coinbase: rng.IntN(9) == 0, Script: script}
 			outs = append(outs, utxo.IndexedCoin{Index: uint32(v * 3), Coin: c})
-			k := makeRowKeyHash(scripthash.Of(script), c.Height, utxo.Outpoint{Hash: txid, Index: uint32(v * 3)})
-			want[string(k.full())] = encodeValue(nil, c.Value, c.Coinbase)
+			coins = append(coins, utxo.Entry{Outpoint: utxo.Outpoint{Hash: txid, Index: uint32(v * 3)}, Coin: c})
 		}
 		if err := srt.AddTx(txid, outs); err != nil {
 			t.Fatal(err)
 		}
 	}
+	want := rowsOf(coins, srt.Key())
 	kv := testchain.OpenKV(t, "pebble", filepath.Join(t.TempDir(), "kv"))
 	defer kv.Close()
 	n, err := srt.Write(context.Background(), kv, nil)
