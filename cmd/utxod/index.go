@@ -35,7 +35,8 @@ import and serve update it in the same atomic batch as the coins.
   drop    remove the index (its meta key first, then every row).
   verify  check that the index is exactly the one the coins call for (a
           row with the right value for every coin at the store's tip, no
-          other row); exit status 1 when it is not.
+          other row), sorting the coins' rows as build does and reading
+          the index once in order; exit status 1 when it is not.
 
 --index silentpayments works on the BIP352 tweak index instead: build
 computes the tweaks of the blocks whose block and undo data the datadir
@@ -205,7 +206,7 @@ func (f *indexFlags) build(ctx context.Context, kv backends.KV, pr *progress.Met
 
 // verify checks the index against the coins.
 func (f *indexFlags) verify(ctx context.Context, kv backends.KV, pr *progress.Meter, stdout io.Writer) error {
-	m, err := shindex.Verify(ctx, kv, pr.Report)
+	m, err := shindex.VerifyWith(ctx, kv, shindex.BuildOptions{TmpDir: f.datadir}, pr.Report)
 	pr.Finish()
 	if err != nil {
 		return err

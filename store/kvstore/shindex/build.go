@@ -261,11 +261,17 @@ func deleteRows(ctx context.Context, kv backends.KV, progress Progress) (uint64,
 // ErrMismatch: Verify found rows that are not the coins'.
 var ErrMismatch = errors.New("shindex: the scripthash index does not match the coins")
 
-// Verify checks that the complete index in r is exactly the one the coins
-// in r call for: the meta key at the store's tip, a row with the right
-// value for every coin, and no other row. It streams (one point read per
-// coin, one count of the rows), so it needs no memory for the set.
+// Verify is VerifyWith with the default options.
 func Verify(ctx context.Context, r backends.Reader, progress Progress) (Meta, error) {
+	return VerifyWith(ctx, r, BuildOptions{}, progress)
+}
+
+// VerifyWith checks that the complete index in r is exactly the one the
+// coins in r call for: the meta key at the store's tip, a row with the
+// right value for every coin, and no other row. It sorts the rows the
+// coins call for as a build does (opt as BuildWith's) and walks them
+// beside the index's, so both are read once, in order.
+func VerifyWith(ctx context.Context, r backends.Reader, opt BuildOptions, progress Progress) (Meta, error) {
 	m, ok, err := readMeta(r)
 	if err != nil {
 		return m, err
@@ -284,56 +290,73 @@ func Verify(ctx context.Context, r backends.Reader, progress Progress) (Meta, er
 	if progress == nil {
 		progress = func(uint64, uint64) {}
 	}
-	var coins uint64
-	var key, val []byte
+	srt := NewSorter(SorterConfig{Dir: opt.TmpDir, Memory: opt.Memory, Rows: tip.TxOuts, Key: m.Key})
+	defer srt.Close()
 	err = kvstore.ScanRecords(r, nil, func(txid wire.Hash, outs []utxo.IndexedCoin) error {
 		for _, o := range outs {
-			op := utxo.Outpoint{Hash: txid, Index: o.Index}
 			if o.Coin.Height > MaxHeight {
 				return fmt.Errorf("%w: %w: %s:%d at %d", ErrMismatch, ErrHeight, txid, o.Index, o.Coin.Height)
 			}
-			k := makeRowKeyID(m.Key.ID(scripthash.Of(o.Coin.Script)), o.Coin.Height, op)
-			key = appendDiskKey(key[:0], &k)
-			v, err := r.Get(key)
-			if errors.Is(err, backends.ErrNotFound) {
-				return fmt.Errorf("%w: no row for %s:%d", ErrMismatch, txid, o.Index)
-			}
-			if err != nil {
-				return err
-			}
-			if val = encodeValue(val[:0], o.Coin.Value, o.Coin.Coinbase); !bytes.Equal(v, val) {
-				return fmt.Errorf("%w: row of %s:%d holds %x, want %x", ErrMismatch, txid, o.Index, v, val)
-			}
-			coins++
 		}
-		if coins%65536 < uint64(len(outs)) {
+		if err := srt.AddTx(txid, outs); err != nil {
+			return err
+		}
+		if n := srt.Rows(); n%65536 < uint64(len(outs)) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			progress(coins, tip.TxOuts)
+			progress(n/2, tip.TxOuts)
 		}
 		return nil
 	})
 	if err != nil {
 		return m, err
 	}
-	it, err := r.NewIterator(backends.PrefixRange([]byte{Prefix}))
+	if srt.Rows() != tip.TxOuts {
+		return m, fmt.Errorf("%w: %d coins, %d unspent outputs in the statistics", ErrMismatch, srt.Rows(), tip.TxOuts)
+	}
+	it, err := r.NewIterator(backends.Range{Prefix: []byte{Prefix}, Start: []byte{Prefix, 0}})
 	if err != nil {
 		return m, err
 	}
 	defer it.Close()
 	var rows uint64
-	for it.Next() {
-		if len(it.Key()) != 1 {
-			rows++
+	err = srt.each(ctx, func(k *rowKey, v uint64) error {
+		var want []byte
+		if !it.Next() {
+			if err := it.Err(); err != nil {
+				return err
+			}
+			want = appendDiskKey(nil, k)
+			return fmt.Errorf("%w: no row %x for %s:%d", ErrMismatch, want, k.outpoint().Hash, k.outpoint().Index)
 		}
+		got, err := parseDiskKey(it.Key())
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrMismatch, err)
+		}
+		switch c := cmpKey(got, *k); {
+		case c < 0:
+			return fmt.Errorf("%w: row %x is no coin's", ErrMismatch, it.Key())
+		case c > 0:
+			return fmt.Errorf("%w: no row for %s:%d", ErrMismatch, k.outpoint().Hash, k.outpoint().Index)
+		}
+		if want = binary.AppendUvarint(want, v); !bytes.Equal(it.Value(), want) {
+			return fmt.Errorf("%w: row of %s:%d holds %x, want %x", ErrMismatch, k.outpoint().Hash, k.outpoint().Index, it.Value(), want)
+		}
+		if rows++; rows%65536 == 0 {
+			progress(tip.TxOuts/2+rows/2, tip.TxOuts)
+		}
+		return nil
+	})
+	if err != nil {
+		return m, err
+	}
+	if it.Next() {
+		return m, fmt.Errorf("%w: row %x is no coin's", ErrMismatch, it.Key())
 	}
 	if err := it.Err(); err != nil {
 		return m, err
 	}
-	if rows != coins || coins != tip.TxOuts {
-		return m, fmt.Errorf("%w: %d rows, %d coins, %d unspent outputs in the statistics", ErrMismatch, rows, coins, tip.TxOuts)
-	}
-	progress(coins, tip.TxOuts)
+	progress(tip.TxOuts, tip.TxOuts)
 	return m, nil
 }

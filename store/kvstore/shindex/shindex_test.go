@@ -308,7 +308,15 @@ func checkVerifyCatches(t *testing.T, kv backends.KV) {
 		}
 	}
 	extra := bytes.Clone(k)
-	extra[len(extra)-1] ^= 0x80
+	extra[len(extra)-1] ^= 0x80 // not a key
+	rk, err := parseDiskKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint32(rk[kVout:], 1<<20) // a key, of no coin
+	other := appendDiskKey(nil, &rk)
+	lk := makeRowKeyID(^uint64(0), 1, utxo.Outpoint{})
+	last := appendDiskKey(nil, &lk)
 	for _, c := range []struct {
 		name         string
 		break_, undo func(b *backends.Batch)
@@ -316,6 +324,8 @@ func checkVerifyCatches(t *testing.T, kv backends.KV) {
 		{"value", func(b *backends.Batch) { b.Put(k, append(bytes.Clone(v), 0)) }, func(b *backends.Batch) { b.Put(k, v) }},
 		{"missing", func(b *backends.Batch) { b.Delete(k) }, func(b *backends.Batch) { b.Put(k, v) }},
 		{"extra", func(b *backends.Batch) { b.Put(extra, v) }, func(b *backends.Batch) { b.Delete(extra) }},
+		{"no coin's", func(b *backends.Batch) { b.Put(other, v) }, func(b *backends.Batch) { b.Delete(other) }},
+		{"last", func(b *backends.Batch) { b.Put(last, v) }, func(b *backends.Batch) { b.Delete(last) }},
 	} {
 		write(c.break_)
 		if _, err := Verify(context.Background(), kv, nil); !errors.Is(err, ErrMismatch) {

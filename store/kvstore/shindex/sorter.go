@@ -513,14 +513,32 @@ func (s *Sorter) Write(ctx context.Context, kv backends.KV, progress Progress) (
 	return n, nil
 }
 
+// each gives fn every row in key order, its value as value<<1|coinbase.
+// each does not Close.
+func (s *Sorter) each(ctx context.Context, fn func(k *rowKey, v uint64) error) error {
+	if err := s.stop(); err != nil {
+		return err
+	}
+	e := &emitter{ctx: ctx, fn: fn}
+	if err := s.produce(ctx, e); err != nil {
+		return err
+	}
+	if e.n != s.rows {
+		return fmt.Errorf("shindex: sort: %d rows of %d added", e.n, s.rows)
+	}
+	return nil
+}
+
 func newAppendBatch() *backends.Batch {
 	b := backends.NewBatch()
 	b.Grow(appendBatchBytes+64<<10, appendBatchBytes/(minDiskKey+4))
 	return b
 }
 
-// emitter fills batches with rows in key order and hands them on.
+// emitter fills batches with rows in key order and hands them on, or
+// gives each row to fn when set.
 type emitter struct {
+	fn   func(k *rowKey, v uint64) error
 	ctx  context.Context
 	out  chan<- *backends.Batch
 	free chan *backends.Batch
@@ -536,6 +554,10 @@ func (e *emitter) put(r *sortRow) error {
 		return fmt.Errorf("shindex: sort: row %x twice", r.k[:])
 	}
 	e.prev = r.k
+	if e.fn != nil {
+		e.n++
+		return e.fn(&r.k, r.v)
+	}
 	e.key = appendDiskKey(e.key[:0], &r.k)
 	e.val = binary.AppendUvarint(e.val[:0], r.v)
 	e.b.Put(e.key, e.val)
@@ -547,7 +569,7 @@ func (e *emitter) put(r *sortRow) error {
 }
 
 func (e *emitter) send() error {
-	if e.b.Len() == 0 {
+	if e.fn != nil || e.b.Len() == 0 {
 		return nil
 	}
 	select {
