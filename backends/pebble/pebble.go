@@ -101,7 +101,10 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		FormatMajorVersion:          pebble.FormatNewest,
 		Logger:                      slogLogger{l: o.Log(), stop: stop},
 	}
-	for i := range opts.Levels {
+	// Bloom filters on every level but the last: pebble never reads a
+	// last-level table's filter (IterOptions.UseL6Filters is off for its
+	// gets), and there, where most keys live, it would cost 1.25 bytes a key.
+	for i := range opts.Levels[:len(opts.Levels)-1] {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		opts.Levels[i].FilterType = pebble.TableFilter
 	}
