@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"utxod/backends"
 )
 
@@ -29,6 +31,16 @@ func TestWriteAppendIngests(t *testing.T) {
 	m := d.db.Metrics()
 	if n := m.Levels[len(m.Levels)-1].TablesCount; n != 1 {
 		t.Fatalf("bottom-level tables after an append: %d, want 1", n)
+	}
+	// The last level's tables carry no bloom filter (pebble never reads it).
+	levels, err := d.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tab := range levels[len(levels)-1] {
+		if tab.Properties.FilterSize != 0 || tab.Properties.FilterPolicyName != "" {
+			t.Fatalf("bottom-level table with a %q filter of %d bytes", tab.Properties.FilterPolicyName, tab.Properties.FilterSize)
+		}
 	}
 	b.Reset()
 	b.Put([]byte{0x20}, []byte("a"))

@@ -104,10 +104,11 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	// Bloom filters on every level but the last: pebble never reads a
 	// last-level table's filter (IterOptions.UseL6Filters is off for its
 	// gets), and there, where most keys live, it would cost 1.25 bytes a key.
-	for i := range opts.Levels[:len(opts.Levels)-1] {
+	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		opts.Levels[i].FilterType = pebble.TableFilter
 	}
+	opts.Levels[len(opts.Levels)-1].FilterPolicy = pebble.NoFilterPolicy // nil would take the level above's
 	// Tables are written without compression: Bitcoin data is mostly
 	// hashes, keys and signatures, which snappy barely shrinks (about 4 %
 	// of the datadir) but spends CPU on. Compressed tables an older datadir
