@@ -547,22 +547,21 @@ func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, id
 		a.More = true
 		return q.Summary
 	}
+	// ok, k and u: the iterator's row, decoded once per step.
 	var ok bool
-	next := func() { ok = it.Next() }
-	next()
-	n := 0
-	// k and u are the iterator's row, decoded once per step.
 	var k rowKey
 	var u scripthash.UTXO
-	decode := func() error {
-		if ok {
+	next := func() error {
+		var err error
+		if ok = it.Next(); ok {
 			k, u, err = decodeRow(it.Key(), it.Value())
 		}
 		return err
 	}
-	if err := decode(); err != nil {
+	if err := next(); err != nil {
 		return err
 	}
+	n := 0
 	for {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -574,8 +573,7 @@ func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, id
 		case ok && len(over) > 0:
 			switch c := cmpKey(k, over[0].key); {
 			case c == 0: // the pending state replaces the stored one
-				next()
-				if err := decode(); err != nil {
+				if err := next(); err != nil {
 					return err
 				}
 				fromOverlay = true
@@ -603,8 +601,7 @@ func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, id
 		if !emit(&k, u) {
 			return nil
 		}
-		next()
-		if err := decode(); err != nil {
+		if err := next(); err != nil {
 			return err
 		}
 	}
