@@ -66,6 +66,9 @@ type Range struct {
 	Start  []byte
 	End    []byte
 	Prefix []byte
+	// Few says the caller expects few keys (a lookup, not a scan): a store
+	// that reads ahead for scans does not, and caches what it reads.
+	Few bool
 }
 
 // PrefixRange returns the Range of all keys beginning with prefix.

@@ -297,9 +297,12 @@ func testIterate(t *testing.T, kv backends.KV) {
 				}
 				want = append(want, kvPair{k, "v" + k})
 			}
-			got := collect(t, kv, c.r)
-			if !slices.Equal(got, want) {
-				t.Fatalf("range %q:\n got %q\nwant %q", c.r, got, want)
+			for _, few := range []bool{false, true} { // Few changes how a store reads, not what
+				r := c.r
+				r.Few = few
+				if got := collect(t, kv, r); !slices.Equal(got, want) {
+					t.Fatalf("range %+v:\n got %q\nwant %q", r, got, want)
+				}
 			}
 		})
 	}

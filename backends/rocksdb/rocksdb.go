@@ -347,11 +347,15 @@ func newIter(owner *guard.Guard, db *grocksdb.DB, snap *grocksdb.Snapshot, r bac
 		return guard.NewIter(owner, nil)
 	}
 	ro := grocksdb.NewDefaultReadOptions()
-	// Iterators here are whole-range scans (hash_serialized_3, snapshot
-	// dumps, the block index at open): read ahead, and leave the block
-	// cache to point lookups (bench/results/snapshot.md).
-	ro.SetReadaheadSize(2 << 20)
-	ro.SetFillCache(false)
+	if !r.Few {
+		// A scan (hash_serialized_3, snapshot dumps, the block index at
+		// open): read ahead, and leave the block cache to point lookups
+		// (bench/results/snapshot.md). A lookup reading 2 MiB ahead would
+		// read far more than its keys (RocksDB's own read-ahead still grows
+		// on long sequential runs).
+		ro.SetReadaheadSize(2 << 20)
+		ro.SetFillCache(false)
+	}
 	if snap != nil {
 		ro.SetSnapshot(snap)
 	}

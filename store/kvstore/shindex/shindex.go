@@ -518,7 +518,7 @@ func idBounds(id uint64) (lo, hi rowKey) {
 // (which win) in key order.
 func answer(ctx context.Context, snap backends.Snapshot, q *scripthash.Query, id uint64, over []overlayRow, a *scripthash.Answer) error {
 	prefix := binary.BigEndian.AppendUint64([]byte{Prefix}, id)
-	rng := backends.PrefixRange(prefix)
+	rng := backends.Range{Prefix: prefix, Few: true}
 	var after rowKey
 	if q.After != nil {
 		after = makeRowKeyID(id, q.After.Height, utxo.Outpoint{Hash: q.After.Txid, Index: q.After.Vout})
