@@ -293,12 +293,9 @@ func VerifyWith(ctx context.Context, r backends.Reader, opt BuildOptions, progre
 	srt := NewSorter(SorterConfig{Dir: opt.TmpDir, Memory: opt.Memory, Rows: tip.TxOuts, Key: m.Key})
 	defer srt.Close()
 	err = kvstore.ScanRecords(r, nil, func(txid wire.Hash, outs []utxo.IndexedCoin) error {
-		for _, o := range outs {
-			if o.Coin.Height > MaxHeight {
-				return fmt.Errorf("%w: %w: %s:%d at %d", ErrMismatch, ErrHeight, txid, o.Index, o.Coin.Height)
-			}
-		}
-		if err := srt.AddTx(txid, outs); err != nil {
+		if err := srt.AddTx(txid, outs); errors.Is(err, ErrHeight) {
+			return fmt.Errorf("%w: %w", ErrMismatch, err) // a coin no row can hold
+		} else if err != nil {
 			return err
 		}
 		if n := srt.Rows(); n%65536 < uint64(len(outs)) {
