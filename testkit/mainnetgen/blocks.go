@@ -570,10 +570,9 @@ func (bs *blockSet) after() (Digests, error) {
 // afterSink is a sink computing hash_serialized_3 and the counts of the
 // coins given minus spent plus adds (sorted by txid then vout).
 type afterSink struct {
-	d       Digests
+	tally
 	hs3     hash.Hash
 	ser     []byte
-	inTx    bool
 	adds    []*newCoin
 	next    int
 	spent   map[outpoint]struct{}
@@ -592,17 +591,7 @@ func (s *afterSink) add(txid *[32]byte, vout, code uint32, value uint64, script 
 func (s *afterSink) coin(txid *[32]byte, vout, code uint32, value uint64, script []byte) {
 	s.ser = appendTxOutSer(s.ser[:0], txid, vout, code, value, script)
 	s.hs3.Write(s.ser)
-	s.d.TxOuts++
-	s.d.BogoSize += bogoSize(script)
-	s.d.TotalAmount += value
-	s.inTx = true
-}
-
-func (s *afterSink) endTx() {
-	if s.inTx {
-		s.d.Transactions++
-		s.inTx = false
-	}
+	s.count(value, script)
 }
 
 // flushBefore accounts the adds whose txid sorts before txid (all when

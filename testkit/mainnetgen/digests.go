@@ -32,10 +32,9 @@ const muBatchCoins = 2048
 // product; the products are combined at the end (the set's product does
 // not depend on the order).
 type digests struct {
-	d     Digests
+	tally
 	hs3   hash.Hash
 	ser   []byte
-	inTx  bool
 	batch *muBatch
 	work  chan *muBatch
 	free  chan *muBatch
@@ -81,18 +80,30 @@ func (d *digests) add(txid *[32]byte, vout, code uint32, value uint64, script []
 		d.work <- d.batch
 		d.batch = <-d.free
 	}
-	d.d.TxOuts++
-	d.d.BogoSize += bogoSize(script)
-	d.d.TotalAmount += value
-	d.inTx = true
+	d.count(value, script)
+}
+
+// tally counts the set's statistics (all of Digests but the hashes) from
+// coins given in txid order.
+type tally struct {
+	d    Digests
+	inTx bool
+}
+
+// count accounts one coin of the current txid.
+func (t *tally) count(value uint64, script []byte) {
+	t.d.TxOuts++
+	t.d.BogoSize += bogoSize(script)
+	t.d.TotalAmount += value
+	t.inTx = true
 }
 
 // endTx closes the current txid (Core's nTransactions counts txids with at
 // least one coin).
-func (d *digests) endTx() {
-	if d.inTx {
-		d.d.Transactions++
-		d.inTx = false
+func (t *tally) endTx() {
+	if t.inTx {
+		t.d.Transactions++
+		t.inTx = false
 	}
 }
 
