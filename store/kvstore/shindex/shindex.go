@@ -471,6 +471,10 @@ func (x *Index) Lookup(ctx context.Context, qs []scripthash.Query) (scripthash.R
 		return scripthash.Result{}, fmt.Errorf("shindex: %w", backends.ErrClosed)
 	}
 	res := scripthash.Result{Tip: x.tip, Answers: make([]scripthash.Answer, len(qs))}
+	ids := make([]uint64, len(qs)) // the key never changes: hashed once per query
+	for i := range qs {
+		ids[i] = x.key.ID(qs[i].Hash)
+	}
 	var snap backends.Snapshot
 	var err error
 	overlays := make([][]overlayRow, len(qs))
@@ -478,7 +482,7 @@ func (x *Index) Lookup(ctx context.Context, qs []scripthash.Query) (scripthash.R
 		snap, err = x.kv.NewSnapshot()
 		if x.pending.Len() > 0 {
 			for i := range qs {
-				lo, hi := idBounds(x.key.ID(qs[i].Hash))
+				lo, hi := idBounds(ids[i])
 				for k, p := range x.pending.Ascend(btreemap.GE(lo), btreemap.LT(hi)) {
 					overlays[i] = append(overlays[i], overlayRow{k, p})
 				}
@@ -494,7 +498,7 @@ func (x *Index) Lookup(ctx context.Context, qs []scripthash.Query) (scripthash.R
 	}
 	defer snap.Close()
 	for i := range qs {
-		if err := answer(ctx, snap, &qs[i], x.key.ID(qs[i].Hash), overlays[i], &res.Answers[i]); err != nil {
+		if err := answer(ctx, snap, &qs[i], ids[i], overlays[i], &res.Answers[i]); err != nil {
 			return scripthash.Result{}, err
 		}
 	}
