@@ -423,11 +423,11 @@ func (pl *pipeline) ready() []Outcome {
 	return out
 }
 
-// warm has the store ready the coin lookups of b's connect, when it can
-// (utxo.Warmer).
-func (cs *Chainstate) warm(b *wire.Block) {
+// warm has the store ready the coin lookups of b's connect on prev, when it
+// can (utxo.Warmer): its own txids only if the BIP30 check reads them.
+func (cs *Chainstate) warm(b *wire.Block, prev *validate.BlockNode) {
 	if w, ok := cs.store.(utxo.Warmer); ok {
-		w.Warm(b)
+		w.Warm(b, cs.v.ChecksBIP30(b, prev))
 	}
 }
 
@@ -438,7 +438,7 @@ func (cs *Chainstate) warm(b *wire.Block) {
 // first, and if one failed node is merely its descendant.
 func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, skipScripts bool) error {
 	opts := validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts}
-	cs.warm(b)
+	cs.warm(b, node.Parent)
 	d, check, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, opts)
 	if err != nil {
 		var re *validate.RuleError

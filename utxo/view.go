@@ -81,18 +81,24 @@ type Delta struct {
 	Spent       []Entry
 	Overwritten []Entry
 	Created     []Entry
+	// Fresh: no txid of Created had an unspent output before the block,
+	// as Core's BIP30 rule has it (checked, or after BIP34 implied), so a
+	// store need not read what it holds for those txids before adding the
+	// outputs; Core's AddCoins does not either. Only a connect sets it.
+	Fresh bool
 }
 
 // Warmer is an optional View extension for views whose reads are bound by
 // memory or disk latency: told what is about to be read, they look it up
 // back to back, the misses overlapping, instead of one at a time between the
 // reader's other work. Warm is handed a block before it is connected (the
-// coins its inputs spend, and its own txids, which Core's BIP30 check
-// asks); WarmTxids a batch of transactions about to be read with
+// coins its inputs spend and, when own is set, its own txids, which Core's
+// BIP30 check asks); WarmTxids a batch of transactions about to be read with
 // TxCoinsView. Neither changes anything a read returns; either may do
-// nothing. Warm may read from disk, overlapped, what the connect would
-// otherwise read one record at a time.
+// nothing. Warm may start reading from disk, overlapped, what the connect
+// would otherwise read one record at a time, and return before those reads
+// end: a read of the view then waits for the one it needs.
 type Warmer interface {
-	Warm(b *wire.Block)
+	Warm(b *wire.Block, own bool)
 	WarmTxids(txids []wire.Hash)
 }

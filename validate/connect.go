@@ -33,11 +33,24 @@ func (v *Validator) ScriptFlags(height int32, hash wire.Hash) script.Flags {
 	return flags
 }
 
+// ChecksBIP30 reports whether connecting b on prev checks Core's BIP30
+// rule, reading the coins of b's own txids.
+func (v *Validator) ChecksBIP30(b *wire.Block, prev *BlockNode) bool {
+	return prev != nil && v.enforceBIP30(prev.Height+1, b.Hash, prev)
+}
+
+// bip30Exception reports whether the block is one of the two whose coinbase
+// overwrote an unspent one, which Core lets through unchecked.
+func (v *Validator) bip30Exception(height int32, hash wire.Hash) bool {
+	exc, ok := v.Params.BIP30Exceptions[height]
+	return ok && exc == hash
+}
+
 // enforceBIP30 is Core's rule for when ConnectBlock checks that no output
 // overwrites an unspent one (validation.cpp, ConnectBlock).
 func (v *Validator) enforceBIP30(height int32, hash wire.Hash, prev *BlockNode) bool {
 	p := v.Params
-	if exc, ok := p.BIP30Exceptions[height]; ok && exc == hash {
+	if v.bip30Exception(height, hash) {
 		return false
 	}
 	enforce := true
@@ -177,17 +190,20 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	// transaction (the prevouts stay with the script checks).
 	allPrevouts := make([]wire.TxOut, nIn)
 	allCoins := make([]utxo.Coin, nIn)
+	// Core checks BIP30 before it looks up any input. Here it runs last, so
+	// that a store reading the block's own txids (which it asks for) does
+	// so while the input scripts verify; whatever else a block breaks, a
+	// BIP30 failure is still the reason given, as Core's.
 	enforceBIP30 := v.enforceBIP30(height, b.Hash, prev)
-	if enforceBIP30 {
-		for i := range b.Txs {
-			tx := &b.Txs[i]
-			if found, err := anyUnspent(view, tx.TxID, uint32(len(tx.Outputs))); err != nil {
-				return nil, nil, err
-			} else if found {
-				return nil, nil, ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
+	bip30Done := !enforceBIP30
+	ov.delta.Fresh = !v.bip30Exception(height, b.Hash)
+	defer func() {
+		if err != nil && !bip30Done {
+			if berr := checkBIP30(b, view); berr != nil {
+				err = berr
 			}
 		}
-	}
+	}()
 
 	var fees int64
 	var sigopCost int64
@@ -303,12 +319,32 @@ func (v *Validator) connectBlock(b *wire.Block, prev *BlockNode, view utxo.View,
 	if cbOut > reward {
 		return nil, nil, ruleErr("bad-cb-amount", "coinbase pays too much (actual=%d vs limit=%d)", cbOut, reward)
 	}
+	if !bip30Done {
+		bip30Done = true
+		if err := checkBIP30(b, view); err != nil {
+			return nil, nil, err
+		}
+	}
 	if check == nil {
 		check = v.newScriptCheck(0, 0, 0) // sealed, done
 	} else {
 		check.seal()
 	}
 	return ov.finish(), check, nil
+}
+
+// checkBIP30 is Core's BIP30 check (ConnectBlock): no transaction of b may
+// have an unspent output in view already.
+func checkBIP30(b *wire.Block, view utxo.View) error {
+	for i := range b.Txs {
+		tx := &b.Txs[i]
+		if found, err := anyUnspent(view, tx.TxID, uint32(len(tx.Outputs))); err != nil {
+			return err
+		} else if found {
+			return ruleErr("bad-txns-BIP30", "tried to overwrite transaction %s", tx.TxID)
+		}
+	}
+	return nil
 }
 
 // overlayMaps are the created and spent maps of one block's overlay,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
@@ -62,7 +63,8 @@ func readDebug() (debugset.Settings, error) {
 // cacheHelp says exactly what --cache-mb buys and what comes on top of it.
 const cacheHelp = "coins cache budget in MiB, flushed to the store in one atomic batch when exceeded. " +
 	"On top of it, pebble and RocksDB get a block cache of a quarter of it and memtables of a sixteenth " +
-	"each (4 to 256 MiB; up to 4 while a flush is behind); bbolt reads through the OS page cache"
+	"each (4 to 256 MiB; up to 4 while a flush is behind); bbolt reads through the OS page cache. " +
+	"The Go heap is held to half of it plus 1280 MiB (GOMEMLIMIT, when set, instead)"
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.network, "network", defaultNetwork, "network: main, testnet3, testnet4, signet or regtest")
@@ -237,7 +239,26 @@ func (c *commonFlags) openNode(ctx context.Context, log *slog.Logger, tune ...fu
 	if set := c.debug.NonDefault(); len(set) > 0 {
 		log.Info("debug settings", debugset.Env, strings.Join(set, ","))
 	}
+	limitMemory(c.cacheMB)
 	return node.Open(ctx, opts)
+}
+
+// heapBeyondCache is what the Go heap may hold beyond half the cache
+// budget: the block index, the flush's batch and the store's copy of it,
+// requests. The process's goal is the budget plus 1.5 GiB; the other half
+// of the budget (pebble's and RocksDB's block cache and memtables) and
+// their other memory are outside the Go heap.
+const heapBeyondCache = 1280 << 20
+
+// limitMemory sets the Go runtime's soft memory limit to half of cacheMB
+// plus heapBeyondCache, unless GOMEMLIMIT is set. Without it the collector
+// lets the heap grow to twice what was live at its last cycle, and a flush
+// of a full cache took serve past its goal (bench/results/scale.md).
+func limitMemory(cacheMB int) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return // the runtime read it
+	}
+	debug.SetMemoryLimit(int64(cacheMB)<<19 + heapBeyondCache)
 }
 
 // parseInterleaved parses flags that may appear before, between or after

@@ -46,6 +46,9 @@ type coinCache struct {
 	// (FRESH entries, coins.cpp). Set by Options.TrustCacheMisses; a reset
 	// clears it for good.
 	complete bool
+	// fresh: the txids being added to have no unspent output in the store
+	// (utxo.Delta.Fresh), so a miss is not read.
+	fresh bool
 	// txs is the change in the number of txids with an unspent output
 	// made by updates since it was last zeroed (Store.ConnectCounting).
 	txs int64
@@ -60,8 +63,9 @@ type coinCache struct {
 	key       [33]byte
 	// warmSink keeps warm's reads from being optimised away.
 	warmSink uint64
-	// missing is prefetch's scratch.
+	// missing is prefetch's scratch; fly its reads in flight.
 	missing []wire.Hash
+	fly     inflight
 }
 
 func newCoinCache(kv backends.KV) coinCache {
@@ -80,11 +84,15 @@ func (c *coinCache) load(txid wire.Hash) (cacheEntry, error) {
 	if e, ok := c.entries.get(&txid); ok {
 		return e, nil
 	}
-	if c.complete {
-		// Authoritative, so not remembered: an insert here would only be
-		// overwritten by the setRecord that usually follows (a BIP30
-		// check, then the new transaction's outputs).
+	if c.complete || c.fresh {
+		// Authoritative (or, fresh, a new transaction's txid), so not
+		// remembered: an insert here would only be overwritten by the
+		// setRecord that usually follows (a BIP30 check, then the new
+		// transaction's outputs).
 		return 0, nil
+	}
+	if e, ok, err := c.take(txid); ok || err != nil {
+		return e, err
 	}
 	v, err := c.kv.Get(c.coinKey(txid))
 	return c.install(txid, v, err)
@@ -320,17 +328,18 @@ func (c *coinCache) retire(budget int64) {
 
 // reset drops every entry (a new table: the old one's memory goes).
 func (c *coinCache) reset() {
+	c.settle()
 	c.entries = newTxidTable()
 	c.arena = utxo.NewRecordArena()
 	c.complete = false
 }
 
 // warm readies the lookups of b's connect: first the home slots of the
-// txids its inputs spend from and of its own txids (Core's BIP30 check asks
-// for them), one independent load each so that their cache misses
+// txids its inputs spend from and (own) of its own txids (Core's BIP30
+// check asks for them), one independent load each so that their cache misses
 // overlap; then, with the slots cached, the first line of each record
 // found. It reads nothing from the store and changes nothing.
-func (c *coinCache) warm(b *wire.Block) {
+func (c *coinCache) warm(b *wire.Block, own bool) {
 	var acc uint64
 	for i := range b.Txs {
 		tx := &b.Txs[i]
@@ -339,7 +348,9 @@ func (c *coinCache) warm(b *wire.Block) {
 				acc += c.entries.peek(&tx.Inputs[j].PrevHash)
 			}
 		}
-		acc += c.entries.peek(&tx.TxID)
+		if own {
+			acc += c.entries.peek(&tx.TxID)
+		}
 	}
 	for i := 1; i < len(b.Txs); i++ {
 		tx := &b.Txs[i]

@@ -255,3 +255,48 @@ func TestConnectCounting(t *testing.T) {
 		}
 	}
 }
+
+// TestBIP30ImpliedSameState replays a generated chain with reorgs on every
+// store with a cache a flush empties every few blocks, on regtest (Core's
+// BIP30 check reads each block's own txids) and on regtest with BIP34's
+// block hash set, where, as on mainnet after BIP34, the check is implied
+// and neither it nor the insert of the outputs reads them: the same
+// gettxoutsetinfo as the in-memory replay, with fewer coin reads.
+func TestBIP30ImpliedSameState(t *testing.T) {
+	blocks := testchain.Generated(t, chaingen.ProfileModern, 220, 3)
+	implied := params.RegTest()
+	implied.BIP34Hash = wire.DoubleSHA256(blocks[0][:wire.HeaderSize]) // height 1
+	for _, name := range storeNames {
+		t.Run(name, func(t *testing.T) {
+			reads := map[bool]int64{}
+			for _, bip30 := range []bool{true, false} {
+				p := params.RegTest()
+				if !bip30 {
+					p = implied
+				}
+				mem := newChainstate(t, p, store.NewMem())
+				dir := filepath.Join(t.TempDir(), name)
+				kv := &countingKV{KV: openKV(t, name, dir)}
+				cs := newChainstate(t, p, openStore(t, kv, Options{CacheBytes: 64 << 10}))
+				for _, raw := range blocks {
+					_, errMem := mem.ProcessBlock(raw)
+					if _, err := cs.ProcessBlock(raw); (err == nil) != (errMem == nil) {
+						t.Fatalf("BIP30 checked %v: %v, in memory %v", bip30, err, errMem)
+					}
+				}
+				if got, want := infoJSON(t, cs), infoJSON(t, mem); got != want {
+					t.Fatalf("BIP30 checked %v:\n%s\nmemory:\n%s", bip30, got, want)
+				}
+				reads[bip30] = kv.coinGets.Load()
+				if err := cs.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				kv.Close()
+			}
+			if reads[false] >= reads[true] {
+				t.Fatalf("%d coin reads with BIP30 implied, %d with it checked", reads[false], reads[true])
+			}
+			t.Logf("coin reads: %d with BIP30 checked, %d implied", reads[true], reads[false])
+		})
+	}
+}

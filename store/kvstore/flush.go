@@ -18,6 +18,7 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	if s.closed {
 		return backends.ErrClosed
 	}
+	s.coins.settle() // no read in flight predates the batch
 	s.index = append(s.index, index...)
 	if err := s.stageStats(stats); err != nil {
 		return err

@@ -149,7 +149,10 @@ func (s *Store) Connect(block wire.Hash, d *utxo.Delta) error {
 	if err := s.coins.remove(d.Overwritten); err != nil {
 		return err
 	}
-	if err := s.coins.add(d.Created); err != nil {
+	s.coins.fresh = d.Fresh
+	err := s.coins.add(d.Created)
+	s.coins.fresh = false
+	if err != nil {
 		return err
 	}
 	if err := s.applyIndexes(block, block, d, true); err != nil {
@@ -242,15 +245,15 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// Warm implements utxo.Warmer: the records b's inputs spend and b's own
-// txids that the cache lacks are read from the store with the reads
-// overlapping (prefetch), then the cache entries and the first bytes of the
-// records are brought into the CPU cache.
-func (s *Store) Warm(b *wire.Block) {
+// Warm implements utxo.Warmer: the records b's inputs spend and (own) b's
+// own txids that the cache lacks start being read from the store, the reads
+// overlapping (prefetch), and the cache entries and the first bytes of the
+// records already cached are brought into the CPU cache.
+func (s *Store) Warm(b *wire.Block, own bool) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	s.coins.prefetch(b)
-	s.coins.warm(b)
+	s.coins.prefetch(b, own)
+	s.coins.warm(b, own)
 }
 
 // WarmTxids implements utxo.Warmer: the cache entries and the first bytes

@@ -1,9 +1,7 @@
 package kvstore
 
 import (
-	"bytes"
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -23,65 +21,109 @@ type fetched struct {
 	err error
 }
 
-// prefetch reads the records b's connect will look up that the cache
-// lacks, prefetchReaders at a time, and caches them as load would (absent
-// ones as entries without output): the txids its inputs spend and its own
-// txids (Core's BIP30 check, then the insert of its outputs). The reads
-// run on their own goroutines (a backends.Reader is safe for concurrent
-// use); the cache, which is not, is filled here afterwards. A failed read
-// is not cached: connect's load reads it again and reports the error.
-func (c *coinCache) prefetch(b *wire.Block) {
+// inflight holds the reads prefetch started that no load has taken yet.
+// The readers fill got[i] and close done[i]; everything else is touched
+// only by the cache's owner, as the cache is.
+type inflight struct {
+	slot map[wire.Hash]int
+	got  []fetched
+	done []chan struct{}
+	wg   sync.WaitGroup
+}
+
+// prefetch starts reading the records b's connect will look up that the
+// cache lacks, prefetchReaders at a time, and returns without waiting: the
+// txids its inputs spend, in the order connect asks for them, then (own)
+// its own txids, which Core's BIP30 check asks for. So the
+// input scripts, which start as each transaction's inputs are found, run
+// while the later records are still being read. A load of a txid in flight
+// waits for its read and caches it (take); a failed read is not cached, and
+// load reads it again.
+func (c *coinCache) prefetch(b *wire.Block, own bool) {
+	c.settle()
 	if c.complete {
 		return // misses are not read (load)
 	}
+	f := &c.fly
+	if f.slot == nil {
+		f.slot = make(map[wire.Hash]int)
+	}
 	miss := c.missing[:0]
-	for i := range b.Txs {
-		tx := &b.Txs[i]
-		if i > 0 {
-			for j := range tx.Inputs {
-				if _, ok := c.entries.get(&tx.Inputs[j].PrevHash); !ok {
-					miss = append(miss, tx.Inputs[j].PrevHash)
-				}
-			}
+	need := func(h *wire.Hash) {
+		if _, ok := f.slot[*h]; ok {
+			return
 		}
-		if _, ok := c.entries.get(&tx.TxID); !ok {
-			miss = append(miss, tx.TxID)
+		if _, ok := c.entries.get(h); ok {
+			return
+		}
+		f.slot[*h] = len(miss)
+		miss = append(miss, *h)
+	}
+	for i := 1; i < len(b.Txs); i++ {
+		for j := range b.Txs[i].Inputs {
+			need(&b.Txs[i].Inputs[j].PrevHash)
 		}
 	}
-	// In key order, each once.
-	slices.SortFunc(miss, func(x, y wire.Hash) int { return bytes.Compare(x[:], y[:]) })
-	miss = slices.Compact(miss)
-	c.missing = miss[:0]
+	if own {
+		for i := range b.Txs {
+			need(&b.Txs[i].TxID)
+		}
+	}
+	c.missing = miss
 	if len(miss) < 2 {
-		return // nothing to overlap
+		clear(f.slot) // nothing to overlap: load reads it
+		return
 	}
-	got := make([]fetched, len(miss))
-	readCoins(c.kv, miss, got)
-	for i := range miss {
-		if got[i].err == nil || errors.Is(got[i].err, backends.ErrNotFound) {
-			_, _ = c.install(miss[i], got[i].v, got[i].err) // an error: load reports it
-		}
+	f.got = make([]fetched, len(miss))
+	f.done = make([]chan struct{}, len(miss))
+	for i := range f.done {
+		f.done[i] = make(chan struct{})
 	}
-}
-
-// readCoins sets got[i] to kv's Get of txids[i]'s coin key, from at most
-// prefetchReaders goroutines, and returns when every read is done.
-func readCoins(kv backends.Reader, txids []wire.Hash, got []fetched) {
+	kv, got, done := c.kv, f.got, f.done
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(prefetchReaders, len(txids)) {
-		wg.Go(func() {
+	for range min(prefetchReaders, len(miss)) {
+		f.wg.Go(func() {
 			var key [33]byte
 			key[0] = prefixCoins
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(txids) {
+				if i >= len(miss) {
 					return
 				}
-				copy(key[1:], txids[i][:])
+				copy(key[1:], miss[i][:])
 				got[i].v, got[i].err = kv.Get(key[:])
+				close(done[i])
 			}
 		})
 	}
-	wg.Wait()
+}
+
+// take waits for the read of txid that prefetch started, if any, and
+// caches it as load would; ok is false when there was none, or when it
+// failed (load reads it again and reports the error).
+func (c *coinCache) take(txid wire.Hash) (e cacheEntry, ok bool, err error) {
+	f := &c.fly
+	i, ok := f.slot[txid]
+	if !ok {
+		return 0, false, nil
+	}
+	delete(f.slot, txid)
+	<-f.done[i]
+	r := f.got[i]
+	f.got[i] = fetched{}
+	if r.err != nil && !errors.Is(r.err, backends.ErrNotFound) {
+		return 0, false, nil
+	}
+	e, err = c.install(txid, r.v, r.err)
+	return e, err == nil, err
+}
+
+// settle waits for every read prefetch started and drops those no load
+// took: run before anything writes the store or drops cache entries, so
+// that a read taken later never predates a write.
+func (c *coinCache) settle() {
+	f := &c.fly
+	f.wg.Wait()
+	clear(f.slot)
+	f.got, f.done = nil, nil
 }
