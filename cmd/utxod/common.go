@@ -64,7 +64,7 @@ func readDebug() (debugset.Settings, error) {
 const cacheHelp = "coins cache budget in MiB, flushed to the store in one atomic batch when exceeded. " +
 	"On top of it, pebble and RocksDB get a block cache of a quarter of it and memtables of a sixteenth " +
 	"each (4 to 256 MiB; up to 4 while a flush is behind); bbolt reads through the OS page cache. " +
-	"The Go heap is held to half of it plus 1280 MiB (GOMEMLIMIT, when set, instead)"
+	"Except on bbolt, the Go heap is held to half of it plus 1280 MiB (GOMEMLIMIT, when set, instead)"
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.network, "network", defaultNetwork, "network: main, testnet3, testnet4, signet or regtest")
@@ -239,7 +239,7 @@ func (c *commonFlags) openNode(ctx context.Context, log *slog.Logger, tune ...fu
 	if set := c.debug.NonDefault(); len(set) > 0 {
 		log.Info("debug settings", debugset.Env, strings.Join(set, ","))
 	}
-	limitMemory(c.cacheMB)
+	limitMemory(c.cacheMB, c.backend)
 	return node.Open(ctx, opts)
 }
 
@@ -251,12 +251,15 @@ func (c *commonFlags) openNode(ctx context.Context, log *slog.Logger, tune ...fu
 const heapBeyondCache = 1280 << 20
 
 // limitMemory sets the Go runtime's soft memory limit to half of cacheMB
-// plus heapBeyondCache, unless GOMEMLIMIT is set. Without it the collector
-// lets the heap grow to twice what was live at its last cycle, and a flush
-// of a full cache took serve past its goal (bench/results/scale.md).
-func limitMemory(cacheMB int) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return // the runtime read it
+// plus heapBeyondCache, unless GOMEMLIMIT is set or the store is bbolt.
+// Without it the collector lets the heap grow to twice what was live at its
+// last cycle, and a flush took serve past its goal. bbolt's commit holds a
+// copy of every B+tree page it changes in the Go heap, several GiB for a
+// flush at mainnet size: under the limit the collector ran without pause
+// and tripled the flush's CPU (bench/results/scale.md).
+func limitMemory(cacheMB int, backend string) {
+	if os.Getenv("GOMEMLIMIT") != "" || backend == "bbolt" {
+		return // the runtime read GOMEMLIMIT
 	}
 	debug.SetMemoryLimit(int64(cacheMB)<<19 + heapBeyondCache)
 }
