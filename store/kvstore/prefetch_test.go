@@ -70,17 +70,7 @@ func TestWarmOverlapsReads(t *testing.T) {
 			slow.gets.Store(0)
 			s.Warm(blk, true)
 			for _, h := range lookups {
-				got, err := s.AppendTxCoins(nil, h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := plain.AppendTxCoins(nil, h)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("%s: %v after Warm, %v without", h, got, want)
-				}
+				sameTxCoins(t, h, s, plain, "after Warm", "without")
 			}
 			if got := slow.gets.Load(); got != 121 { // 60 spent, 60 + 1 own
 				t.Fatalf("Warm and the lookups read %d coin records, want 121", got)
@@ -211,17 +201,23 @@ func TestFreshConnectReadsNoOwnTxid(t *testing.T) {
 	}
 	for i := range blk.Txs {
 		for _, h := range []wire.Hash{blk.Txs[i].TxID, {byte(i), 0xaa}} {
-			got, err := fresh.AppendTxCoins(nil, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := plain.AppendTxCoins(nil, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: %v after a fresh connect, %v after one that read", h, got, want)
-			}
+			sameTxCoins(t, h, fresh, plain, "after a fresh connect", "after one that read")
 		}
+	}
+}
+
+// sameTxCoins requires txid h's unspent outputs to read the same from a and b.
+func sameTxCoins(t *testing.T, h wire.Hash, a, b *Store, aName, bName string) {
+	t.Helper()
+	got, err := a.AppendTxCoins(nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := b.AppendTxCoins(nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: %v %s, %v %s", h, got, aName, want, bName)
 	}
 }
