@@ -63,9 +63,8 @@ type coinCache struct {
 	key       [33]byte
 	// warmSink keeps warm's reads from being optimised away.
 	warmSink uint64
-	// missing is prefetch's scratch; fly its reads in flight.
-	missing []wire.Hash
-	fly     inflight
+	// fly holds prefetch's reads in flight.
+	fly inflight
 }
 
 func newCoinCache(kv backends.KV) coinCache {

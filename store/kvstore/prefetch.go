@@ -21,14 +21,16 @@ type fetched struct {
 	err error
 }
 
-// inflight holds the reads prefetch started that no load has taken yet.
-// The readers fill got[i] and close done[i]; everything else is touched
-// only by the cache's owner, as the cache is.
+// inflight holds the reads prefetch started that no load has taken yet:
+// txids[i] is read into got[i], then done[i] is closed. The readers touch
+// only those; slot (txid → i) and everything else belong to the cache's
+// owner, as the cache does.
 type inflight struct {
-	slot map[wire.Hash]int
-	got  []fetched
-	done []chan struct{}
-	wg   sync.WaitGroup
+	slot  map[wire.Hash]int
+	txids []wire.Hash // its array is reused once settle has run
+	got   []fetched
+	done  []chan struct{}
+	wg    sync.WaitGroup
 }
 
 // prefetch starts reading the records b's connect will look up that the
@@ -48,7 +50,7 @@ func (c *coinCache) prefetch(b *wire.Block, own bool) {
 	if f.slot == nil {
 		f.slot = make(map[wire.Hash]int)
 	}
-	miss := c.missing[:0]
+	miss := f.txids[:0]
 	need := func(h *wire.Hash) {
 		if _, ok := f.slot[*h]; ok {
 			return
@@ -69,7 +71,7 @@ func (c *coinCache) prefetch(b *wire.Block, own bool) {
 			need(&b.Txs[i].TxID)
 		}
 	}
-	c.missing = miss
+	f.txids = miss
 	if len(miss) < 2 {
 		clear(f.slot) // nothing to overlap: load reads it
 		return
