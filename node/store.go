@@ -81,6 +81,28 @@ func (n *Node) openStore(opts Options) error {
 	return nil
 }
 
+// heapBeyondCache is what the Go heap may hold beyond half the cache
+// budget: the block index, the flush's batch and the store's copy of it,
+// requests. The process's goal is the budget plus 1.5 GiB; the other half
+// of the budget (pebble's and RocksDB's block cache and memtables) and
+// their other memory are outside the Go heap.
+const heapBeyondCache = 1280 << 20
+
+// HeapLimit is the soft limit for the Go heap of a process whose store is
+// backend with a coins cache of cacheBytes: half of it plus
+// heapBeyondCache, or 0 for none. Without one the collector lets the heap
+// grow to twice what was live at its last cycle, and a flush took serve
+// past its goal. bbolt gets none: its commit holds a copy of every B+tree
+// page it changes in the Go heap, several GiB for a flush at mainnet size,
+// and under the limit the collector ran without pause and tripled the
+// flush's CPU (bench/results/scale.md).
+func HeapLimit(backend string, cacheBytes int64) int64 {
+	if backend == "bbolt" {
+		return 0
+	}
+	return cacheBytes/2 + heapBeyondCache
+}
+
 // storeOptions are the kvstore options of a datadir.
 func storeOptions(opts Options) kvstore.Options {
 	return kvstore.Options{

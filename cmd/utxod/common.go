@@ -243,25 +243,15 @@ func (c *commonFlags) openNode(ctx context.Context, log *slog.Logger, tune ...fu
 	return node.Open(ctx, opts)
 }
 
-// heapBeyondCache is what the Go heap may hold beyond half the cache
-// budget: the block index, the flush's batch and the store's copy of it,
-// requests. The process's goal is the budget plus 1.5 GiB; the other half
-// of the budget (pebble's and RocksDB's block cache and memtables) and
-// their other memory are outside the Go heap.
-const heapBeyondCache = 1280 << 20
-
-// limitMemory sets the Go runtime's soft memory limit to half of cacheMB
-// plus heapBeyondCache, unless GOMEMLIMIT is set or the store is bbolt.
-// Without it the collector lets the heap grow to twice what was live at its
-// last cycle, and a flush took serve past its goal. bbolt's commit holds a
-// copy of every B+tree page it changes in the Go heap, several GiB for a
-// flush at mainnet size: under the limit the collector ran without pause
-// and tripled the flush's CPU (bench/results/scale.md).
+// limitMemory sets the Go runtime's soft memory limit to the store's
+// (node.HeapLimit), unless GOMEMLIMIT is set: the runtime read it.
 func limitMemory(cacheMB int, backend string) {
-	if os.Getenv("GOMEMLIMIT") != "" || backend == "bbolt" {
-		return // the runtime read GOMEMLIMIT
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
 	}
-	debug.SetMemoryLimit(int64(cacheMB)<<19 + heapBeyondCache)
+	if n := node.HeapLimit(backend, int64(cacheMB)<<20); n > 0 {
+		debug.SetMemoryLimit(n)
+	}
 }
 
 // parseInterleaved parses flags that may appear before, between or after
