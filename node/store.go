@@ -88,20 +88,21 @@ func (n *Node) openStore(opts Options) error {
 // their other memory are outside the Go heap.
 const heapBeyondCache = 1280 << 20
 
-// HeapLimit is the soft limit for the Go heap of a process whose store is
-// backend with a coins cache of cacheBytes: half of it plus
-// heapBeyondCache, or 0 for none. Without one the collector lets the heap
-// grow to twice what was live at its last cycle, and a flush took serve
-// past its goal. bbolt gets none: its commit holds a copy of every B+tree
-// page it changes in the Go heap, several GiB for a flush at mainnet size,
-// and under the limit the collector ran without pause and tripled the
-// flush's CPU (bench/results/scale.md).
-func HeapLimit(backend string, cacheBytes int64) int64 {
-	if backend == "bbolt" {
-		return 0
-	}
+// HeapLimit is the soft limit for the Go heap of a process with a coins
+// cache of cacheBytes: half of it plus heapBeyondCache. Without one the
+// collector lets the heap grow to twice what was live at its last cycle,
+// and a flush took serve past its goal.
+func HeapLimit(cacheBytes int64) int64 {
 	return cacheBytes/2 + heapBeyondCache
 }
+
+// bboltFlushOps bounds the keys of a bbolt flush. Its commit copies every
+// B+tree page it changes into the Go heap, at mainnet size a leaf page and
+// its node for nearly every key, so one flush of the scale benchmark's 40
+// blocks took the heap to 6–7 GiB. With 32 Ki keys serve stayed within its
+// budget, its blocks slower; with 48 Ki the heap limit held the collector
+// running (bench/results/scale.md, "bbolt's flush").
+const bboltFlushOps = 32 << 10
 
 // storeOptions are the kvstore options of a datadir.
 func storeOptions(opts Options) kvstore.Options {
@@ -120,11 +121,20 @@ func storeOptions(opts Options) kvstore.Options {
 		// flushes. bbolt always syncs: its unsynced commits can corrupt
 		// the file on power loss.
 		UnsyncedEarlyWrites: opts.Backend != "bbolt",
+		FlushOps:            flushOps(opts.Backend),
 		// On a datadir without coins the cache answers misses without
 		// reading the store until a flush over the budget empties it.
 		TrustCacheMisses: true,
 		Log:              opts.Log,
 	}
+}
+
+// flushOps is the bound on a flush's keys for backend (0: none).
+func flushOps(backend string) int {
+	if backend == "bbolt" {
+		return bboltFlushOps
+	}
+	return 0
 }
 
 // openIndex opens the datadir's scripthash index: the one it keeps

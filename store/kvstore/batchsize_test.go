@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -77,5 +78,74 @@ func TestBatchSizeBoundsBatch(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFlushOpsBoundsFlush: with Options.FlushOps a flush is due as soon as
+// the batch it would write has more keys than that, however small the
+// cache; the count of dirty coins it relies on follows creations, spends of
+// coins never written (nothing to write) and flushes.
+func TestFlushOpsBoundsFlush(t *testing.T) {
+	coin := utxo.Coin{Value: 1000, Height: 1, Script: []byte{0x51}}
+	op := func(b byte) utxo.Outpoint { return utxo.Outpoint{Hash: wire.Hash{0xcc, b}} }
+	const bound = 12
+	for _, name := range storeNames {
+		t.Run(name, func(t *testing.T) {
+			kv := openKV(t, name, filepath.Join(t.TempDir(), name))
+			defer kv.Close()
+			s := openStore(t, kv, Options{CacheBytes: 64 << 20, FlushOps: bound})
+			defer s.Close()
+			var st store.Stats
+			st.SetTip(0, wire.Hash{0xee})
+			if err := s.SetGenesis(wire.Hash{0xee}, &st); err != nil {
+				t.Fatal(err)
+			}
+			check := func(when string) {
+				t.Helper()
+				dirty, _, _ := s.coins.dirty()
+				if s.coins.dirtyN != len(dirty) {
+					t.Fatalf("%s: %d dirty coins counted, %d in the cache", when, s.coins.dirtyN, len(dirty))
+				}
+				if err := s.stageStats(&st); err != nil {
+					t.Fatal(err)
+				}
+				b, err := s.buildBatch()
+				if err != nil {
+					t.Fatal(err)
+				}
+				// batchSize counts the four keys of genesis, schema,
+				// statistics and tip, which a batch may hold fewer of.
+				if got := s.NeedsFlush(); got != (b.Len() > bound) && (!got || b.Len() <= bound-4) {
+					t.Fatalf("%s: NeedsFlush %v with a batch of %d keys, bound %d", when, got, b.Len(), bound)
+				}
+			}
+			flushes := 0
+			for i := range 30 {
+				h := wire.Hash{0xb0, byte(i)}
+				d := &utxo.Delta{Created: []utxo.Entry{{Outpoint: op(byte(2 * i)), Coin: coin}, {Outpoint: op(byte(2*i + 1)), Coin: coin}}}
+				if i%2 == 1 {
+					// Spends the previous block's first coin, which a flush may
+					// or may not have written.
+					d.Spent = []utxo.Entry{{Outpoint: op(byte(2*i - 2)), Coin: coin}}
+				}
+				if err := s.Connect(h, d); err != nil {
+					t.Fatal(err)
+				}
+				st.SetTip(uint32(i+1), h)
+				check(fmt.Sprintf("block %d", i))
+				if s.NeedsFlush() {
+					if err := s.Flush(nil, &st); err != nil {
+						t.Fatal(err)
+					}
+					flushes++
+					if s.coins.dirtyN != 0 || s.NeedsFlush() {
+						t.Fatalf("block %d: %d dirty coins and NeedsFlush %v after a flush", i, s.coins.dirtyN, s.NeedsFlush())
+					}
+				}
+			}
+			if flushes < 3 {
+				t.Fatalf("%d flushes for 30 blocks, bound %d keys", flushes, bound)
+			}
+		})
 	}
 }

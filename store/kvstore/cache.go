@@ -49,6 +49,9 @@ type coinCache struct {
 	// fresh: the txids being added to have no unspent output in the store
 	// (utxo.Delta.Fresh), so a miss is not read.
 	fresh bool
+	// dirtyN is the number of dirty entries: the coin keys the next flush
+	// writes.
+	dirtyN int
 	// txs is the change in the number of txids with an unspent output
 	// made by updates since it was last zeroed (Store.ConnectCounting).
 	txs int64
@@ -125,17 +128,26 @@ func (c *coinCache) install(txid wire.Hash, v []byte, err error) (cacheEntry, er
 // output left) and marks it dirty. A txid that never reached the store and
 // has no output left is simply forgotten (nothing to write).
 func (c *coinCache) setRecord(txid wire.Hash, e cacheEntry, rec utxo.Record) error {
-	c.arena.Release(e.ref())
 	n := len(rec.Bytes())
+	if n > entryMaxLen {
+		return fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, n)
+	}
+	c.arena.Release(e.ref())
+	wasDirty := e&entryDirty != 0
 	switch {
 	case n == 0 && e&entryOnDisk == 0:
 		c.entries.delete(&txid)
+		if wasDirty {
+			c.dirtyN--
+		}
+		return nil
 	case n == 0:
 		c.entries.set(&txid, packEntry(0, entryOnDisk|entryDirty))
-	case n > entryMaxLen:
-		return fmt.Errorf("kvstore: coins of %s: record of %d bytes", txid, n)
 	default:
 		c.entries.set(&txid, packEntry(c.arena.Put(rec), e&entryOnDisk|entryDirty))
+	}
+	if !wasDirty {
+		c.dirtyN++
 	}
 	return nil
 }
@@ -312,6 +324,7 @@ func (c *coinCache) dirty() (txids []wire.Hash, order []uint64, size int) {
 // without outputs (spent, or absent when looked up) go, since the store now
 // answers for them.
 func (c *coinCache) retire(budget int64) {
+	c.dirtyN = 0
 	if c.bytes() > budget {
 		c.reset()
 		return
@@ -331,6 +344,7 @@ func (c *coinCache) reset() {
 	c.entries = newTxidTable()
 	c.arena = utxo.NewRecordArena()
 	c.complete = false
+	c.dirtyN = 0
 }
 
 // warm readies the lookups of b's connect: first the home slots of the

@@ -54,6 +54,7 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	if err := s.commit(b); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
+	s.log.Debug("flush committed", "keys", b.Len(), "bytes", b.Size())
 	s.w.unsynced.Store(false)
 	s.retire()
 	// Files no durable location points into any more.

@@ -187,6 +187,7 @@ var (
 	_ kvstore.BlockIndex   = (*Index)(nil)
 	_ kvstore.TipIndex     = (*Index)(nil)
 	_ kvstore.SizedIndex   = (*Index)(nil)
+	_ kvstore.BatchSizer   = (*Index)(nil)
 	_ silentpayments.Index = (*Index)(nil)
 )
 
@@ -457,6 +458,17 @@ func (x *Index) Flushed() {
 	clear(x.blocks)
 	x.metaDirty = false
 	x.mu.Unlock()
+}
+
+// BatchSize implements kvstore.BatchSizer: a row of a tweak and three
+// uvarints (its outputs' numbers vary, so the bytes are a guess), a block
+// key with its hash, and the meta key.
+func (x *Index) BatchSize() (bytes, ops int) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	rows, blocks := x.rows.Len(), len(x.blocks)
+	return rows*(rowKeyLen+silentpayments.TweakSize+3*binary.MaxVarintLen32) + blocks*(blockKeyLen+32) + 64,
+		rows + blocks + 1
 }
 
 // PendingBytes implements kvstore.SizedIndex.

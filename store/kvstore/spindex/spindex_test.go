@@ -379,9 +379,14 @@ func TestIndexContract(t *testing.T) {
 	if ix.PendingBytes() == 0 {
 		t.Fatal("no pending bytes after a block")
 	}
+	_, ops := ix.BatchSize()
 	batch := backends.NewBatch()
 	if err := ix.AppendBatch(batch); err != nil {
 		t.Fatal(err)
+	}
+	// The store's FlushOps bound counts on BatchSize's operations.
+	if batch.Len() != ops {
+		t.Fatalf("AppendBatch added %d operations, BatchSize said %d", batch.Len(), ops)
 	}
 	if err := kv.Write(batch, backends.Sync); err != nil {
 		t.Fatal(err)
