@@ -99,7 +99,7 @@ func HeapLimit(cacheBytes int64) int64 {
 // bboltFlushOps bounds the keys of a bbolt flush. Its commit copies every
 // B+tree page it changes into the Go heap, at mainnet size a leaf page and
 // its node for nearly every key, so one flush of the scale benchmark's 40
-// blocks took the heap to 6–7 GiB. With 32 Ki keys serve stayed within its
+// blocks took the heap to 6–8 GiB. With 32 Ki keys serve stayed within its
 // budget, its blocks slower; with 48 Ki the heap limit held the collector
 // running (bench/results/scale.md, "bbolt's flush").
 const bboltFlushOps = 32 << 10
