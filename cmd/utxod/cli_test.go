@@ -169,18 +169,20 @@ func TestLimitMemory(t *testing.T) {
 	for _, tc := range []struct {
 		env     string
 		cacheMB int
+		backend string
 		want    int64
 	}{
-		{"", 450, 225<<20 + 1280<<20},
-		{"", 0, 1280 << 20},
-		{"", 4000, 2000<<20 + 1280<<20},
-		{"3GiB", 450, 777 << 20}, // left as it was
+		{"", 450, "pebble", 225<<20 + 1280<<20},
+		{"", 0, "rocksdb", 1280 << 20},
+		{"", 4000, "pebble", 2000<<20 + 1280<<20},
+		{"", 450, "bbolt", 450<<20 + 1280<<20}, // no block cache or memtables beside the heap
+		{"3GiB", 450, "pebble", 777 << 20},     // left as it was
 	} {
 		debug.SetMemoryLimit(777 << 20)
 		t.Setenv("GOMEMLIMIT", tc.env)
-		limitMemory(tc.cacheMB)
+		limitMemory(tc.cacheMB, tc.backend)
 		if got := debug.SetMemoryLimit(-1); got != tc.want {
-			t.Errorf("GOMEMLIMIT=%q --cache-mb %d: limit %d MiB, want %d MiB", tc.env, tc.cacheMB, got>>20, tc.want>>20)
+			t.Errorf("GOMEMLIMIT=%q --cache-mb %d --backend %s: limit %d MiB, want %d MiB", tc.env, tc.cacheMB, tc.backend, got>>20, tc.want>>20)
 		}
 	}
 }

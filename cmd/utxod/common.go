@@ -64,7 +64,7 @@ func readDebug() (debugset.Settings, error) {
 const cacheHelp = "coins cache budget in MiB, flushed to the store in one atomic batch when exceeded. " +
 	"On top of it, pebble and RocksDB get a block cache of a quarter of it and memtables of a sixteenth " +
 	"each (4 to 256 MiB; up to 4 while a flush is behind); bbolt reads through the OS page cache. " +
-	"The Go heap is held to half of it plus 1280 MiB (GOMEMLIMIT, when set, instead); bbolt also flushes before its batch outgrows that heap, as its commit copies every page it changes"
+	"The Go heap is held to half of it (on bbolt, all of it) plus 1280 MiB (GOMEMLIMIT, when set, instead); bbolt also flushes before its batch outgrows that heap, as its commit copies every page it changes"
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.network, "network", defaultNetwork, "network: main, testnet3, testnet4, signet or regtest")
@@ -239,17 +239,17 @@ func (c *commonFlags) openNode(ctx context.Context, log *slog.Logger, tune ...fu
 	if set := c.debug.NonDefault(); len(set) > 0 {
 		log.Info("debug settings", debugset.Env, strings.Join(set, ","))
 	}
-	limitMemory(c.cacheMB)
+	limitMemory(c.cacheMB, opts.Backend)
 	return node.Open(ctx, opts)
 }
 
 // limitMemory sets the Go runtime's soft memory limit to the store's
 // (node.HeapLimit), unless GOMEMLIMIT is set: the runtime read it.
-func limitMemory(cacheMB int) {
+func limitMemory(cacheMB int, backend string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(node.HeapLimit(int64(cacheMB) << 20))
+	debug.SetMemoryLimit(node.HeapLimit(backend, int64(cacheMB)<<20))
 }
 
 // parseInterleaved parses flags that may appear before, between or after

@@ -106,7 +106,7 @@ func indexCommand(ctx context.Context, sub string, args []string, stdout, stderr
 	if st, err := os.Stat(f.datadir); err != nil || !st.IsDir() {
 		return fail(stderr, f.name, 1, fmt.Errorf("no datadir at %s", f.datadir))
 	}
-	limitMemory(f.cacheMB)
+	limitMemory(f.cacheMB, f.backend)
 	kv, err := node.OpenBackend(f.backend, f.datadir, int64(f.cacheMB)<<20, log)
 	if err != nil {
 		return fail(stderr, f.name, 1, err)

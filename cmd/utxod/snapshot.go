@@ -611,7 +611,7 @@ func (f *loadFlags) readHeaders(ctx context.Context, file io.ReadSeeker, network
 // load builds the datadir from file.
 func (f *loadFlags) load(ctx context.Context, file io.Reader, network *params.Params, hs *snapshot.HeaderSet, log *slog.Logger, stderr io.Writer) (*snapshot.Summary, error) {
 	pr := f.meter("load", stderr, log)
-	limitMemory(f.cacheMB)
+	limitMemory(f.cacheMB, f.backend)
 	start := time.Now()
 	sum, err := snapshot.Load(ctx, file, snapshot.LoadConfig{
 		Network: network, ExpectHash: f.expectHash.h, Headers: hs, Height: int32(f.height),
