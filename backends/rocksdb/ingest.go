@@ -3,10 +3,12 @@
 package rocksdb
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/DataDog/zstd"
 	"github.com/linxGnu/grocksdb"
 
 	"utxod/backends"
@@ -34,7 +36,11 @@ func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
 		return err
 	}
 	defer d.g.Exit()
-	if err := d.ingestTable("append", func(w *grocksdb.SSTFileWriter) error {
+	opts := d.plainOpts
+	if compressible(b) {
+		opts = d.opts
+	}
+	if err := d.ingestTable("append", opts, func(w *grocksdb.SSTFileWriter) error {
 		return b.Replay(sstWriter{w})
 	}); err != nil {
 		return err
@@ -47,27 +53,27 @@ func (d *DB) WriteAppend(b *backends.Batch, mode backends.SyncMode) error {
 }
 
 // ingestTable builds a table file beside the store's files with fill and
-// ingests it; op names the caller in errors. The file is removed when
-// building or ingesting it fails.
-func (d *DB) ingestTable(op string, fill func(*grocksdb.SSTFileWriter) error) error {
+// opts and ingests it; op names the caller in errors. The file is removed
+// when building or ingesting it fails.
+func (d *DB) ingestTable(op string, opts *grocksdb.Options, fill func(*grocksdb.SSTFileWriter) error) error {
 	f, err := os.CreateTemp(d.dir, appendFilePattern)
 	if err != nil {
 		return fmt.Errorf("rocksdb: %s: %w", op, d.fail(err))
 	}
 	path := f.Name()
 	f.Close()
-	if err := d.ingest(path, fill); err != nil {
+	if err := d.ingest(path, opts, fill); err != nil {
 		os.Remove(path)
 		return fmt.Errorf("rocksdb: %s: %w", op, d.fail(err))
 	}
 	return nil
 }
 
-// ingest writes a table file at path with fill and ingests it.
-func (d *DB) ingest(path string, fill func(*grocksdb.SSTFileWriter) error) error {
+// ingest writes a table file at path with fill and opts and ingests it.
+func (d *DB) ingest(path string, opts *grocksdb.Options, fill func(*grocksdb.SSTFileWriter) error) error {
 	eo := grocksdb.NewDefaultEnvOptions()
 	defer eo.Destroy()
-	w := grocksdb.NewSSTFileWriter(eo, d.opts)
+	w := grocksdb.NewSSTFileWriter(eo, opts)
 	defer w.Destroy()
 	if err := w.Open(path); err != nil {
 		return err
@@ -118,7 +124,48 @@ func (d *DB) writeIngest(b *backends.Batch) error {
 	if err := d.sync(); err != nil {
 		return err
 	}
-	return d.ingestTable("write", func(w *grocksdb.SSTFileWriter) error {
+	// Uncompressed: the flush's table lands above the last level, and the
+	// compaction that takes its keys down compresses them.
+	return d.ingestTable("write", d.plainOpts, func(w *grocksdb.SSTFileWriter) error {
 		return b.ReplayLast(sstWriter{w})
 	})
 }
+
+// sampleBytes is how much of an appended batch compressible tries.
+const sampleBytes = 64 << 10
+
+// errSampled stops compressible's replay.
+var errSampled = errors.New("sampled")
+
+// compressible reports whether an appended batch's table is worth
+// compressing: whether zstd at RocksDB's level shrinks its first entries,
+// laid out as a data block's (key, the 8-byte trailer, value), by the
+// eighth RocksDB asks of a block before it keeps one compressed. Else, as
+// for coin records (64 KB of this set's shrink by 9 %, their 4 KB blocks by
+// less), compressing every block would spend CPU for nothing; the
+// scripthash index's rows shrink by 16 % (13 % a block).
+func compressible(b *backends.Batch) bool {
+	s := sampler{buf: make([]byte, 0, sampleBytes+4096)}
+	if err := b.Replay(&s); err != nil && !errors.Is(err, errSampled) {
+		return false
+	}
+	out, err := zstd.CompressLevel(nil, s.buf, zstdLevel)
+	return err == nil && len(out) <= len(s.buf)-len(s.buf)/8
+}
+
+// zstdLevel is RocksDB's default zstd level, which its tables get.
+const zstdLevel = 3
+
+type sampler struct{ buf []byte }
+
+func (s *sampler) Put(k, v []byte) error {
+	s.buf = append(s.buf, k...)
+	s.buf = append(s.buf, 1, 0, 0, 0, 0, 0, 0, 0)
+	s.buf = append(s.buf, v...)
+	if len(s.buf) >= sampleBytes {
+		return errSampled
+	}
+	return nil
+}
+
+func (s *sampler) Delete([]byte) error { return nil }

@@ -59,12 +59,14 @@ type DB struct {
 	failMu sync.Mutex
 	failed error // the first disk-full write error; later writes return it
 
-	opts   *grocksdb.Options
-	bbto   *grocksdb.BlockBasedTableOptions
-	cache  *grocksdb.Cache
-	ro     *grocksdb.ReadOptions // shared by Get/Has (const in C++)
-	woSync *grocksdb.WriteOptions
-	woNo   *grocksdb.WriteOptions
+	opts *grocksdb.Options
+	// plainOpts write the table files ingested uncompressed (ingest.go).
+	plainOpts *grocksdb.Options
+	bbto      *grocksdb.BlockBasedTableOptions
+	cache     *grocksdb.Cache
+	ro        *grocksdb.ReadOptions // shared by Get/Has (const in C++)
+	woSync    *grocksdb.WriteOptions
+	woNo      *grocksdb.WriteOptions
 }
 
 var _ backends.KV = (*DB)(nil)
@@ -106,11 +108,15 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	// a block only if it shrinks by an eighth, so the coins' blocks stay
 	// as they are and are read without decompressing, while the
 	// scripthash index's shrink by 13 % (its 8-byte sequence trailers are
-	// zeros there), about the bytes a key pebble's format saves. Ingested
-	// tables take the last level's compression too. An older datadir's
-	// tables stay readable.
+	// zeros there), about the bytes a key pebble's format saves. Appended
+	// tables are compressed only when a sample of them compresses
+	// (ingest.go). An older datadir's tables stay readable.
 	d.opts.SetCompression(grocksdb.NoCompression)
 	d.opts.SetBottommostCompression(grocksdb.ZSTDCompression)
+	d.plainOpts = grocksdb.NewDefaultOptions()
+	d.plainOpts.SetBlockBasedTableFactory(d.bbto)
+	d.plainOpts.SetCompression(grocksdb.NoCompression)
+	d.plainOpts.SetBottommostCompression(grocksdb.NoCompression)
 	d.opts.SetCreateIfMissing(!o.ReadOnly)
 	d.opts.SetWriteBufferSize(wbuf)
 	d.opts.SetMaxBackgroundJobs(2)
@@ -156,6 +162,7 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 
 func (d *DB) destroyOptions() {
 	d.opts.Destroy()
+	d.plainOpts.Destroy()
 	d.bbto.Destroy()
 	d.cache.Destroy()
 }
