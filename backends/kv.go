@@ -196,6 +196,17 @@ type Appender interface {
 	WriteAppend(b *Batch, mode SyncMode) error
 }
 
+// BatchBounder is implemented by stores whose write holds memory for every
+// page it changes (bbolt copies each B+tree page it changes into the Go
+// heap), so a batch of keys at random places costs memory for each key
+// until it has touched every page. MaxBatchKeys is how many such keys a
+// batch may hold to stay within the store's bound as the store is now
+// (the bound rises as it grows); 0: no bound. Callers that can split
+// their writes, as a flush between blocks, keep under it.
+type BatchBounder interface {
+	MaxBatchKeys() int
+}
+
 // WriteAppend writes b with kv's WriteAppend when it has one, else with
 // Write; b's keys should all sort after every key in kv (see Appender).
 func WriteAppend(kv KV, b *Batch, mode SyncMode) error {

@@ -148,24 +148,21 @@ func TestBackendOptions(t *testing.T) {
 	}
 }
 
-// TestStoreOptions: bbolt's flushes are bounded and its early writes
-// synced (its commits copy pages into the heap; unsynced ones can corrupt
-// the file); pebble's and RocksDB's are neither. Its heap limit counts the
-// whole cache, having no block cache beside the heap.
+// TestStoreOptions: bbolt's early writes are synced (its unsynced commits
+// can corrupt the file), pebble's and RocksDB's not; bbolt's heap limit
+// counts the whole cache, having no block cache beside the heap.
 func TestStoreOptions(t *testing.T) {
 	for _, tc := range []struct {
 		backend  string
-		flushOps int
 		unsynced bool
 		limit    int64
 	}{
-		{"pebble", 0, true, 200<<20 + heapBeyondCache},
-		{"rocksdb", 0, true, 200<<20 + heapBeyondCache},
-		{"bbolt", bboltFlushOps, false, 400<<20 + heapBeyondCache},
+		{"pebble", true, 200<<20 + heapBeyondCache},
+		{"rocksdb", true, 200<<20 + heapBeyondCache},
+		{"bbolt", false, 400<<20 + heapBeyondCache},
 	} {
-		o := storeOptions(Options{Backend: tc.backend, CacheBytes: 400 << 20})
-		if o.FlushOps != tc.flushOps || o.UnsyncedEarlyWrites != tc.unsynced {
-			t.Errorf("%s: FlushOps %d, UnsyncedEarlyWrites %v", tc.backend, o.FlushOps, o.UnsyncedEarlyWrites)
+		if o := storeOptions(Options{Backend: tc.backend, CacheBytes: 400 << 20}); o.UnsyncedEarlyWrites != tc.unsynced {
+			t.Errorf("%s: UnsyncedEarlyWrites %v", tc.backend, o.UnsyncedEarlyWrites)
 		}
 		if got := HeapLimit(tc.backend, 400<<20); got != tc.limit {
 			t.Errorf("%s: heap limit %d MiB, want %d", tc.backend, got>>20, tc.limit>>20)

@@ -100,14 +100,6 @@ func HeapLimit(backend string, cacheBytes int64) int64 {
 	return cacheBytes/2 + heapBeyondCache
 }
 
-// bboltFlushOps bounds the keys of a bbolt flush. Its commit copies every
-// B+tree page it changes into the Go heap, at mainnet size a leaf page and
-// its node for nearly every key, so one flush of the scale benchmark's 40
-// blocks took the heap to 6–8 GiB. With 32 Ki keys serve stayed within its
-// budget, its old-coin blocks slower; with 48 Ki the collector ran without
-// pause under the limit (bench/results/scale.md, "bbolt's flush").
-const bboltFlushOps = 32 << 10
-
 // storeOptions are the kvstore options of a datadir.
 func storeOptions(opts Options) kvstore.Options {
 	return kvstore.Options{
@@ -125,20 +117,11 @@ func storeOptions(opts Options) kvstore.Options {
 		// flushes. bbolt always syncs: its unsynced commits can corrupt
 		// the file on power loss.
 		UnsyncedEarlyWrites: opts.Backend != "bbolt",
-		FlushOps:            flushOps(opts.Backend),
 		// On a datadir without coins the cache answers misses without
 		// reading the store until a flush over the budget empties it.
 		TrustCacheMisses: true,
 		Log:              opts.Log,
 	}
-}
-
-// flushOps is the bound on a flush's keys for backend (0: none).
-func flushOps(backend string) int {
-	if backend == "bbolt" {
-		return bboltFlushOps
-	}
-	return 0
 }
 
 // openIndex opens the datadir's scripthash index: the one it keeps

@@ -30,9 +30,11 @@ package bbolt
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -72,9 +74,36 @@ type DB struct {
 	dir      string
 	readOnly bool
 	writeMu  sync.Mutex // serialises Write and Sync; guards db.NoSync
+	// pages is the file's size in pages as of the last write (MaxBatchKeys).
+	pages    atomic.Int64
+	pageSize int64
 }
 
-var _ backends.KV = (*DB)(nil)
+var (
+	_ backends.KV           = (*DB)(nil)
+	_ backends.BatchBounder = (*DB)(nil)
+)
+
+// maxWritePages bounds the pages a write is expected to change. A commit
+// copies each page it changes into the Go heap, with its node: at 185 M
+// coins a flush of 40 blocks' keys, about a page each, took the heap to
+// 8 GiB, and batches of 32 Ki keys kept serve within its budget
+// (bench/results/scale.md, "bbolt's flush").
+const maxWritePages = 32 << 10
+
+// MaxBatchKeys implements backends.BatchBounder.
+func (d *DB) MaxBatchKeys() int { return batchKeys(d.pages.Load(), maxWritePages) }
+
+// batchKeys is how many keys, each on a page drawn at random among pages,
+// change about limit distinct pages, pages·(1 − e^(−k/pages)) = limit; 0
+// (no bound) when the file has no more than limit pages, which no batch
+// can pass.
+func batchKeys(pages int64, limit int) int {
+	if pages <= int64(limit) {
+		return 0
+	}
+	return int(-float64(pages) * math.Log1p(-float64(limit)/float64(pages)))
+}
 
 // Open opens or creates the bbolt store in dir (no marker handling; use
 // backends.Open).
@@ -113,9 +142,11 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		}
 		return nil, fmt.Errorf("bbolt: open %s: %w", path, err)
 	}
+	d := &DB{db: db, dir: dir, readOnly: o.ReadOnly, pageSize: int64(db.Info().PageSize)}
 	if !o.ReadOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
 			_, err := tx.CreateBucketIfNotExists(bucket)
+			d.pages.Store(tx.Size() / d.pageSize)
 			return err
 		})
 	} else {
@@ -133,7 +164,7 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		}
 		return nil, fmt.Errorf("bbolt: %s: %w", path, err)
 	}
-	return &DB{db: db, dir: dir, readOnly: o.ReadOnly}, nil
+	return d, nil
 }
 
 // Get implements backends.Reader.
@@ -229,7 +260,11 @@ func (d *DB) write(b *backends.Batch, mode backends.SyncMode, fill float64) erro
 		if fill > 0 {
 			bk.FillPercent = fill
 		}
-		return b.ReplaySorted(batchWriter{bk})
+		if err := b.ReplaySorted(batchWriter{bk}); err != nil {
+			return err
+		}
+		d.pages.Store(tx.Size() / d.pageSize)
+		return nil
 	})
 	d.db.NoSync = false
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"utxod/backends"
 	"utxod/store"
 	"utxod/utxo"
 	"utxod/validate"
@@ -81,11 +82,20 @@ func TestBatchSizeBoundsBatch(t *testing.T) {
 	}
 }
 
-// TestFlushOpsBoundsFlush: with Options.FlushOps a flush is due as soon as
-// the batch it would write has more keys than that, however small the
-// cache; the count of dirty coins it relies on follows creations, spends of
-// coins never written (nothing to write) and flushes.
-func TestFlushOpsBoundsFlush(t *testing.T) {
+// boundedKV is a KV with a bound on a batch's keys.
+type boundedKV struct {
+	backends.KV
+	keys int
+}
+
+func (b boundedKV) MaxBatchKeys() int { return b.keys }
+
+// TestBatchBoundFlush: on a store with a bound on a batch's keys
+// (backends.BatchBounder) a flush is due as soon as the batch it would
+// write has more keys than that, however small the cache; the count of
+// dirty coins it relies on follows creations, spends of coins never
+// written (nothing to write) and flushes.
+func TestBatchBoundFlush(t *testing.T) {
 	coin := utxo.Coin{Value: 1000, Height: 1, Script: []byte{0x51}}
 	op := func(b byte) utxo.Outpoint { return utxo.Outpoint{Hash: wire.Hash{0xcc, b}} }
 	const bound = 12
@@ -93,7 +103,7 @@ func TestFlushOpsBoundsFlush(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			kv := openKV(t, name, filepath.Join(t.TempDir(), name))
 			defer kv.Close()
-			s := openStore(t, kv, Options{CacheBytes: 64 << 20, FlushOps: bound})
+			s := openStore(t, boundedKV{kv, bound}, Options{CacheBytes: 64 << 20})
 			defer s.Close()
 			var st store.Stats
 			st.SetTip(0, wire.Hash{0xee})

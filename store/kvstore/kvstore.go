@@ -26,14 +26,12 @@ type Store struct {
 	// several HTTP lookups can reach it at once, and a miss inserts into
 	// the cache. Every other method except Block runs under the
 	// chainstate's write lock.
-	rmu    sync.Mutex
-	kv     backends.KV
-	budget int64
-	log    *slog.Logger
-	// flushOps is Options.FlushOps.
-	flushOps int
-	minFree  uint64 // pre-flush free-space margin (Options.MinFreeBytes)
-	coins    coinCache
+	rmu     sync.Mutex
+	kv      backends.KV
+	budget  int64
+	log     *slog.Logger
+	minFree uint64 // pre-flush free-space margin (Options.MinFreeBytes)
+	coins   coinCache
 	// undo and blocks: data not yet durable (nil = delete at the next
 	// flush); puts are written early by w and forgotten once written.
 	undo   map[wire.Hash]pendingData
@@ -213,16 +211,22 @@ func (s *Store) SetGenesis(h wire.Hash, stats *store.Stats) error {
 // NeedsFlush implements store.Store. Undo records and blocks the early
 // writer could not write count against the same budget (normally they are
 // durable within a few batches), and so do the indexes' pending changes;
-// with Options.FlushOps, so does the number of keys the flush would write.
+// on a store with a bound on a batch's keys (backends.BatchBounder), so
+// does the number of keys the flush would write.
 func (s *Store) NeedsFlush() bool {
 	if s.CacheBytes()+s.indexBytes() > s.budget || s.held > s.budget {
 		return true
 	}
-	if s.flushOps <= 0 {
+	bb, ok := s.kv.(backends.BatchBounder)
+	if !ok {
+		return false
+	}
+	limit := bb.MaxBatchKeys()
+	if limit <= 0 {
 		return false
 	}
 	_, ops := s.batchSize(0, s.coins.dirtyN)
-	return ops > s.flushOps
+	return ops > limit
 }
 
 // CacheBytes implements store.Store: the coins cache's estimated size.

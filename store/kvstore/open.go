@@ -21,12 +21,6 @@ type Options struct {
 	// cache (and what the early writer holds) is over it. 0:
 	// DefaultCacheBytes.
 	CacheBytes int64
-	// FlushOps bounds the keys a flush writes, for a store whose commit
-	// holds memory for each key it writes (bbolt copies every B+tree page
-	// it changes into the Go heap): NeedsFlush also reports when the
-	// pending changes are more keys than this. It is checked between
-	// blocks, so a flush can exceed it by one block's keys. 0: no bound.
-	FlushOps int
 	// MinFreeBytes is the free space every flush and early batch leave on
 	// the store's filesystem beyond what they write, as Core's
 	// CheckDiskSpace. 0: diskspace.DefaultMinFreeBytes (Core's 50 MiB);
@@ -78,7 +72,7 @@ func Open(kv backends.KV, opts Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{kv: kv, log: log, budget: budget, flushOps: opts.FlushOps, coins: newCoinCache(kv),
+	s := &Store{kv: kv, log: log, budget: budget, coins: newCoinCache(kv),
 		undo: make(map[wire.Hash]pendingData), blocks: make(map[wire.Hash]pendingData), locs: make(map[wire.Hash][]byte), undoLocs: make(map[wire.Hash][]byte),
 		w: newEarlyWriter(kv, minFree), minFree: minFree}
 	if opts.UnsyncedEarlyWrites {
