@@ -149,23 +149,11 @@ func TestBackendOptions(t *testing.T) {
 }
 
 // TestStoreOptions: bbolt's early writes are synced (its unsynced commits
-// can corrupt the file), pebble's and RocksDB's not; bbolt's heap limit
-// counts the whole cache, having no block cache beside the heap.
+// can corrupt the file), pebble's and RocksDB's not.
 func TestStoreOptions(t *testing.T) {
-	for _, tc := range []struct {
-		backend  string
-		unsynced bool
-		limit    int64
-	}{
-		{"pebble", true, 200<<20 + heapBeyondCache},
-		{"rocksdb", true, 200<<20 + heapBeyondCache},
-		{"bbolt", false, 400<<20 + heapBeyondCache},
-	} {
-		if o := storeOptions(Options{Backend: tc.backend, CacheBytes: 400 << 20}); o.UnsyncedEarlyWrites != tc.unsynced {
-			t.Errorf("%s: UnsyncedEarlyWrites %v", tc.backend, o.UnsyncedEarlyWrites)
-		}
-		if got := HeapLimit(tc.backend, 400<<20); got != tc.limit {
-			t.Errorf("%s: heap limit %d MiB, want %d", tc.backend, got>>20, tc.limit>>20)
+	for backend, unsynced := range map[string]bool{"pebble": true, "rocksdb": true, "bbolt": false} {
+		if o := storeOptions(Options{Backend: backend}); o.UnsyncedEarlyWrites != unsynced {
+			t.Errorf("%s: UnsyncedEarlyWrites %v", backend, o.UnsyncedEarlyWrites)
 		}
 	}
 }

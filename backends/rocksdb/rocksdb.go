@@ -113,10 +113,6 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	// (ingest.go). An older datadir's tables stay readable.
 	d.opts.SetCompression(grocksdb.NoCompression)
 	d.opts.SetBottommostCompression(grocksdb.ZSTDCompression)
-	d.plainOpts = grocksdb.NewDefaultOptions()
-	d.plainOpts.SetBlockBasedTableFactory(d.bbto)
-	d.plainOpts.SetCompression(grocksdb.NoCompression)
-	d.plainOpts.SetBottommostCompression(grocksdb.NoCompression)
 	d.opts.SetCreateIfMissing(!o.ReadOnly)
 	d.opts.SetWriteBufferSize(wbuf)
 	d.opts.SetMaxBackgroundJobs(2)
@@ -133,6 +129,11 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 	if extra.Tune != nil {
 		extra.Tune(d.opts)
 	}
+	// The options of the table files ingested uncompressed (ingest.go).
+	d.plainOpts = grocksdb.NewDefaultOptions()
+	d.plainOpts.SetBlockBasedTableFactory(d.bbto)
+	d.plainOpts.SetCompression(grocksdb.NoCompression)
+	d.plainOpts.SetBottommostCompression(grocksdb.NoCompression)
 	if o.ReadOnly {
 		d.db, err = grocksdb.OpenDbForReadOnly(d.opts, dir, false)
 	} else {

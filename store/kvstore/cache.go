@@ -303,17 +303,11 @@ func (c *coinCache) bytes() int64 {
 // key order (txids[order[0]] first), and the bytes of their keys and
 // records.
 func (c *coinCache) dirty() (txids []wire.Hash, order []uint64, size int) {
-	n := 0
-	for _, e := range c.entries.all() {
-		if e&entryDirty != 0 {
-			size += 33 + e.len()
-			n++
-		}
-	}
-	txids = make([]wire.Hash, 0, n)
+	txids = make([]wire.Hash, 0, c.dirtyN)
 	for txid, e := range c.entries.all() {
 		if e&entryDirty != 0 {
 			txids = append(txids, txid)
+			size += 33 + e.len()
 		}
 	}
 	return txids, keyOrder(txids), size
