@@ -24,9 +24,9 @@
 //     keeps its last committed state and later writes succeed once space is
 //     freed.
 //   - The pages a read maps stay in the process's resident set until
-//     unmapped; on Linux an iterator unmaps the file's pages every 256 MiB
-//     of keys and values it reads, so a scan does not hold the file
-//     resident (the page cache still does).
+//     unmapped; on Linux the iterators of scans (not Range.Few) unmap the
+//     file's pages every 256 MiB of keys and values they read between them,
+//     so a scan does not hold the file resident (the page cache does).
 //   - Options.CacheBytes is ignored (bbolt reads through the OS page cache),
 //     and so is Options.Logger (bbolt logs nothing by default).
 package bbolt
@@ -220,7 +220,7 @@ func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bbolt: begin: %w", err)
 	}
-	return guard.NewIter(&d.g, &cursor{c: tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, tx: tx, view: tx, db: d}), nil
+	return guard.NewIter(&d.g, &cursor{c: tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, tx: tx, view: tx, db: d.scans(r)}), nil
 }
 
 // Write implements backends.KV.
@@ -370,10 +370,21 @@ const scanRelease = 256 << 20
 // its DB's count, so that the count is seldom written.
 const tallyBytes = 1 << 20
 
+// scans returns d when r is a scan, whose bytes count toward the next
+// release; nil for a lookup (Range.Few), which reads a few pages: `serve`'s
+// address lookups and pages keep what they map.
+func (d *DB) scans(r backends.Range) *DB {
+	if r.Few {
+		return nil
+	}
+	return d
+}
+
 // cursor walks [lower, upper). tx is rolled back on Close when non-nil (a
 // plain iterator owns its transaction; a snapshot's iterators do not);
 // view is the transaction the cursor reads in, which keeps the mapping in
-// place while it is open (bbolt remaps only once every reader is done).
+// place while it is open (bbolt remaps only once every reader is done);
+// db counts a scan's bytes (nil: a lookup's are not counted).
 type cursor struct {
 	c            *bolt.Cursor
 	tx, view     *bolt.Tx
@@ -386,7 +397,7 @@ type cursor struct {
 // tally adds the bytes read to the DB's count and releases the mapping
 // once the count reaches releaseEvery.
 func (c *cursor) tally() {
-	if c.db.releaseEvery == 0 || c.read == 0 {
+	if c.db == nil || c.db.releaseEvery == 0 || c.read == 0 {
 		return
 	}
 	n := c.db.scanned.Add(c.read)
@@ -460,7 +471,7 @@ func (s *snapshot) NewIterator(r backends.Range) (backends.Iterator, error) {
 	if empty {
 		return guard.NewIter(&s.g, nil), nil
 	}
-	return guard.NewIter(&s.g, &cursor{c: s.tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, view: s.tx, db: s.db}), nil
+	return guard.NewIter(&s.g, &cursor{c: s.tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, view: s.tx, db: s.db.scans(r)}), nil
 }
 
 func (s *snapshot) Close() error {
