@@ -3,13 +3,12 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
+
+	"utxod/internal/procstatus"
 )
 
 // ResetPeakRSS lowers this process's peak-RSS mark to its current RSS and
@@ -31,24 +30,5 @@ func ResetPeakRSS() (int64, error) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		return 0, fmt.Errorf("bench: reset peak RSS: %w", err)
 	}
-	return statusKiB("VmHWM:")
-}
-
-// statusKiB reads one "Name: N kB" line of /proc/self/status.
-func statusKiB(field string) (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := sc.Bytes()
-		if rest, ok := bytes.CutPrefix(line, []byte(field)); ok {
-			f := bytes.Fields(rest)
-			if len(f) > 0 {
-				return strconv.ParseInt(string(f[0]), 10, 64)
-			}
-		}
-	}
-	return 0, fmt.Errorf("bench: %s not in /proc/self/status", field)
+	return procstatus.KiB("VmHWM:")
 }

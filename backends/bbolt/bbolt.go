@@ -220,7 +220,7 @@ func (d *DB) NewIterator(r backends.Range) (backends.Iterator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bbolt: begin: %w", err)
 	}
-	return guard.NewIter(&d.g, &cursor{c: tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, tx: tx, view: tx, db: d.scans(r)}), nil
+	return guard.NewIter(&d.g, &cursor{c: tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, tx: tx, owned: true, db: d.scans(r)}), nil
 }
 
 // Write implements backends.KV.
@@ -380,14 +380,15 @@ func (d *DB) scans(r backends.Range) *DB {
 	return d
 }
 
-// cursor walks [lower, upper). tx is rolled back on Close when non-nil (a
-// plain iterator owns its transaction; a snapshot's iterators do not);
-// view is the transaction the cursor reads in, which keeps the mapping in
-// place while it is open (bbolt remaps only once every reader is done);
-// db counts a scan's bytes (nil: a lookup's are not counted).
+// cursor walks [lower, upper) in tx, which keeps the mapping in place while
+// it is open (bbolt remaps only once every reader is done). tx is rolled
+// back on Close when owned (a plain iterator owns its transaction; a
+// snapshot's iterators do not); db counts a scan's bytes (nil: a lookup's
+// are not counted).
 type cursor struct {
 	c            *bolt.Cursor
-	tx, view     *bolt.Tx
+	tx           *bolt.Tx
+	owned        bool
 	db           *DB
 	lower, upper []byte
 	k, v         []byte
@@ -403,7 +404,7 @@ func (c *cursor) tally() {
 	n := c.db.scanned.Add(c.read)
 	c.read = 0
 	if n >= c.db.releaseEvery && c.db.scanned.CompareAndSwap(n, 0) {
-		releaseMapped(c.view)
+		releaseMapped(c.tx)
 	}
 }
 
@@ -433,7 +434,7 @@ func (c *cursor) Err() error                     { return nil }
 
 func (c *cursor) Close() error {
 	c.tally()
-	if c.tx != nil {
+	if c.owned {
 		return c.tx.Rollback()
 	}
 	return nil
@@ -471,7 +472,7 @@ func (s *snapshot) NewIterator(r backends.Range) (backends.Iterator, error) {
 	if empty {
 		return guard.NewIter(&s.g, nil), nil
 	}
-	return guard.NewIter(&s.g, &cursor{c: s.tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, view: s.tx, db: s.db.scans(r)}), nil
+	return guard.NewIter(&s.g, &cursor{c: s.tx.Bucket(bucket).Cursor(), lower: lower, upper: upper, tx: s.tx, db: s.db.scans(r)}), nil
 }
 
 func (s *snapshot) Close() error {

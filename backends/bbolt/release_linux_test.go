@@ -1,36 +1,21 @@
 package bbolt
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"utxod/backends"
+	"utxod/internal/procstatus"
 )
 
 // rssFileKiB is the process's resident file-backed pages (RssFile).
 func rssFileKiB(t *testing.T) int {
 	t.Helper()
-	f, err := os.Open("/proc/self/status")
+	kib, err := procstatus.KiB("RssFile:")
 	if err != nil {
 		t.Skip(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "RssFile:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Skip("no RssFile in /proc/self/status")
-	return 0
+	return int(kib)
 }
 
 // TestScanReleasesMapping: iterators that release the mapping every 4 MiB

@@ -10,14 +10,13 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"utxod/backends"
 	"utxod/chainstate"
+	"utxod/internal/procstatus"
 	"utxod/params"
 	"utxod/script"
 	"utxod/store"
@@ -221,14 +220,8 @@ func (nullIter) Err() error    { return nil }
 func (nullIter) Close() error  { return nil }
 
 func vmRSS() int64 {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			return n << 10
-		}
-	}
-	return 0
+	kib, _ := procstatus.KiB("VmRSS:")
+	return kib << 10
 }
 
 // BenchmarkCacheFootprint measures the coins cache's memory per cached
