@@ -12,3 +12,12 @@ import (
 func releaseMapped(tx *bolt.Tx) {
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, tx.DB().Info().Data, uintptr(tx.Size()), unix.MADV_DONTNEED)
 }
+
+// willNeed starts reading [off, off+n) of the mapping at base, n bytes
+// long in all, into the page cache (MADV_WILLNEED); off is page-aligned.
+func willNeed(base, size, off, n uintptr) {
+	if off >= size {
+		return
+	}
+	_, _, _ = unix.Syscall(unix.SYS_MADVISE, base+off, min(n, size-off), unix.MADV_WILLNEED)
+}

@@ -2,7 +2,13 @@ package bbolt
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"utxod/backends"
 	"utxod/internal/procstatus"
@@ -87,4 +93,100 @@ func release(t *testing.T, d *DB) {
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestScanReadsAhead: with the file's pages out of the page cache, a scan
+// of its first tenth leaves megabytes more in the cache (the windows it
+// asked for) than a lookup of the same keys (Range.Few) does.
+func TestScanReadsAhead(t *testing.T) {
+	dir := t.TempDir()
+	const n, vlen = 1 << 16, 1000 // 64 MiB of records, one to a chunk
+	write := func() {
+		kv, err := Open(dir, backends.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer kv.Close()
+		b := backends.NewBatch()
+		for i := range n {
+			b.Put(fmt.Appendf(nil, "k%08d", i), make([]byte, vlen))
+		}
+		if err := kv.(*DB).WriteAppend(b, backends.Sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	path := filepath.Join(dir, FileName)
+	scan := func(few bool) float64 {
+		if got := dropCached(t, path); got > 1 {
+			t.Skipf("%.1f MiB of the file still cached after FADV_DONTNEED", got)
+		}
+		kv, err := Open(dir, backends.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer kv.Close()
+		it, err := kv.NewIterator(backends.Range{End: fmt.Appendf(nil, "k%08d", n/10), Few: few})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := 0
+		for it.Next() {
+			keys++
+		}
+		if err := it.Close(); err != nil || keys != n/10 {
+			t.Fatalf("%d keys, %v; want %d", keys, err, n/10)
+		}
+		time.Sleep(200 * time.Millisecond) // the windows' reads complete
+		return cachedMiB(t, path)
+	}
+	lookup, scanned := scan(true), scan(false)
+	if scanned < lookup+3 {
+		t.Fatalf("cached after a lookup of the first tenth %.1f MiB, after a scan %.1f MiB (want 3 more)", lookup, scanned)
+	}
+	t.Logf("cached after reading 6.4 MiB: lookup %.1f MiB, scan %.1f MiB", lookup, scanned)
+}
+
+// dropCached drops path's pages from the page cache and returns the MiB
+// still cached.
+func dropCached(t *testing.T, path string) float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Skip(err)
+	}
+	return cachedMiB(t, path)
+}
+
+// cachedMiB is how much of path the page cache holds (mincore).
+func cachedMiB(t *testing.T, path string) float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	pg := os.Getpagesize()
+	vec := make([]byte, (len(m)+pg-1)/pg)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Skip(e)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return float64(n*pg) / (1 << 20)
 }

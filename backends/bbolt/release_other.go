@@ -6,3 +6,6 @@ import bolt "go.etcd.io/bbolt"
 
 // releaseMapped does nothing here: only Linux's is measured.
 func releaseMapped(*bolt.Tx) {}
+
+// willNeed does nothing here: only Linux's is measured.
+func willNeed(_, _, _, _ uintptr) {}
