@@ -141,8 +141,9 @@ func TestScanReadsAhead(t *testing.T) {
 		return cachedMiB(t, path)
 	}
 	lookup, scanned := scan(true), scan(false)
-	if scanned < lookup+3 {
-		t.Fatalf("cached after a lookup of the first tenth %.1f MiB, after a scan %.1f MiB (want 3 more)", lookup, scanned)
+	// The same pages read, so without the windows the two are equal.
+	if scanned < lookup+2 {
+		t.Fatalf("cached after a lookup of the first tenth %.1f MiB, after a scan %.1f MiB (want 2 more)", lookup, scanned)
 	}
 	t.Logf("cached after reading 6.4 MiB: lookup %.1f MiB, scan %.1f MiB", lookup, scanned)
 }
