@@ -133,19 +133,12 @@ func (b *Batch) Replay(w Writer) error {
 	return nil
 }
 
-// ReplaySorted is Replay in key order: operations are applied sorted by key,
-// and operations on the same key keep their batch order (the later one
-// still wins), so the result equals Replay's. B+tree stores (bbolt) write a
-// large random-key batch far faster in key order: each leaf page is
-// touched once.
-func (b *Batch) ReplaySorted(w Writer) error { return b.replaySorted(w, false) }
-
-// ReplayLast is ReplaySorted with only the last operation on each key, so
-// the keys arrive strictly ascending and the result still equals Replay's:
-// what a sorted table file (RocksDB's ingested flush) must be given.
-func (b *Batch) ReplayLast(w Writer) error { return b.replaySorted(w, true) }
-
-func (b *Batch) replaySorted(w Writer, lastOnly bool) error {
+// ReplayLast is Replay in key order with only the last operation on each
+// key, so the keys arrive strictly ascending and the result equals
+// Replay's: what a sorted table file (RocksDB's ingested flush) must be
+// given, and what lets a B+tree store (bbolt) rewrite each of its pages
+// once.
+func (b *Batch) ReplayLast(w Writer) error {
 	if b == nil {
 		return nil
 	}
@@ -162,7 +155,7 @@ func (b *Batch) replaySorted(w Writer, lastOnly bool) error {
 	}
 	slices.SortStableFunc(idx, func(x, y int32) int { return bytes.Compare(key(x), key(y)) })
 	for j, i := range idx {
-		if lastOnly && j+1 < len(idx) && bytes.Equal(key(i), key(idx[j+1])) {
+		if j+1 < len(idx) && bytes.Equal(key(i), key(idx[j+1])) {
 			continue // a later operation on this key follows
 		}
 		o := b.ops[i]

@@ -432,6 +432,7 @@ type cursor struct {
 // starts over.
 type readAhead struct {
 	base, size   uintptr // the mapping and the file's size
+	pageSize     uintptr
 	last         uintptr // offset of the last page read
 	seq          int     // forward steps from page to page in a row
 	window, done uintptr // the window's size; the end of what was asked
@@ -447,12 +448,12 @@ const (
 )
 
 // at notes a chunk at address p.
-func (a *readAhead) at(p uintptr, pageSize uintptr) {
+func (a *readAhead) at(p uintptr) {
 	if a.base == 0 || p < a.base || p-a.base >= a.size {
 		return
 	}
 	off := p - a.base
-	page := off &^ (pageSize - 1)
+	page := off &^ (a.pageSize - 1)
 	switch {
 	case page == a.last:
 		return // the same leaf page
@@ -466,7 +467,7 @@ func (a *readAhead) at(p uintptr, pageSize uintptr) {
 		return
 	}
 	a.window = min(max(2*a.window, minAhead), maxAhead)
-	from := max(off, a.done) &^ (pageSize - 1)
+	from := max(off, a.done) &^ (a.pageSize - 1)
 	a.done = off + a.window
 	willNeed(a.base, a.size, from, a.done-from)
 }
@@ -474,7 +475,7 @@ func (a *readAhead) at(p uintptr, pageSize uintptr) {
 func newCursor(tx *bolt.Tx, owned bool, scan *DB, lower, upper []byte) *cursor {
 	c := &cursor{c: tx.Bucket(bucket).Cursor(), tx: tx, owned: owned, db: scan, lower: lower, upper: upper}
 	if scan != nil {
-		c.ra.base, c.ra.size = tx.DB().Info().Data, uintptr(tx.Size())
+		c.ra = readAhead{base: tx.DB().Info().Data, size: uintptr(tx.Size()), pageSize: uintptr(scan.pageSize)}
 	}
 	return c
 }
@@ -529,7 +530,7 @@ func (c *cursor) step() bool {
 func (c *cursor) load(ck, cv []byte) {
 	c.r.reset(ck, cv)
 	if c.db != nil && len(cv) > 0 {
-		c.ra.at(uintptr(unsafe.Pointer(unsafe.SliceData(cv))), uintptr(c.db.pageSize))
+		c.ra.at(uintptr(unsafe.Pointer(unsafe.SliceData(cv))))
 	}
 	if c.read += int64(len(ck) + len(cv)); c.read >= tallyBytes {
 		c.tally()

@@ -178,8 +178,6 @@ func lookup(bk *bolt.Bucket, key []byte) (v []byte, found bool, err error) {
 		return nil, false, nil
 	}
 	var r chunkReader
-	var buf [64]byte
-	r.key = buf[:0]
 	r.reset(ck, cv)
 	for r.next() {
 		switch bytes.Compare(r.key, key) {
