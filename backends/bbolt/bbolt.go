@@ -99,7 +99,6 @@ type DB struct {
 	// pages is the file's size in pages as of the last write (MaxBatchKeys).
 	pages    atomic.Int64
 	pageSize int64
-	budget   int // chunkBudget of pageSize
 	// releaseEvery: iterators release the file's mapped pages each time
 	// they have read this many bytes of keys and values between them
 	// (scanRelease; 0: never); scanned counts them.
@@ -171,7 +170,6 @@ func Open(dir string, o backends.Options) (backends.KV, error) {
 		return nil, fmt.Errorf("bbolt: open %s: %w", path, err)
 	}
 	d := &DB{db: db, dir: dir, readOnly: o.ReadOnly, pageSize: int64(db.Info().PageSize), releaseEvery: scanRelease}
-	d.budget = chunkBudget(int(d.pageSize))
 	err = db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(oldBucket) != nil {
 			return ErrOldLayout
@@ -293,7 +291,7 @@ func (d *DB) write(b *backends.Batch, mode backends.SyncMode, fill float64) erro
 		if fill > 0 {
 			bk.FillPercent = fill
 		}
-		p := &packer{bk: bk, budget: d.budget, greedy: fill > 0}
+		p := &packer{bk: bk, budget: chunkBudget(int(d.pageSize)), greedy: fill > 0}
 		if err := b.ReplayLast(p); err != nil {
 			return err
 		}
@@ -494,10 +492,7 @@ func (c *cursor) tally() {
 }
 
 func (c *cursor) First() bool {
-	ck, cv := floor(c.c, c.lower)
-	if ck == nil {
-		ck, cv = c.c.First()
-	}
+	ck, cv := chunkFrom(c.c, c.lower)
 	if ck == nil {
 		return false
 	}

@@ -170,6 +170,16 @@ func floor(c *bolt.Cursor, key []byte) (ck, cv []byte) {
 	return c.Prev()
 }
 
+// chunkFrom positions c on the first chunk that may hold keys from key on:
+// the floor, or the first chunk when key is below every chunk; nil when
+// the bucket is empty.
+func chunkFrom(c *bolt.Cursor, key []byte) (ck, cv []byte) {
+	if ck, cv = floor(c, key); ck == nil {
+		ck, cv = c.First()
+	}
+	return ck, cv
+}
+
 // lookup returns key's value in bk (aliasing the transaction's memory);
 // found false when absent.
 func lookup(bk *bolt.Bucket, key []byte) (v []byte, found bool, err error) {
@@ -227,10 +237,7 @@ func (p *packer) apply() error {
 	ops := p.ops
 	c := p.bk.Cursor()
 	for len(ops) > 0 {
-		ck, cv := floor(c, ops[0].k)
-		if ck == nil {
-			ck, cv = c.First() // keys below every chunk join the first
-		}
+		ck, cv := chunkFrom(c, ops[0].k) // keys below every chunk join the first
 		p.arena, p.records = p.arena[:0], p.records[:0]
 		var upper []byte
 		if ck != nil {

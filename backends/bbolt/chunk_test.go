@@ -147,6 +147,7 @@ func checkModel(t *testing.T, d *DB, model map[string]string, rng *rand.Rand, ke
 		}
 	}
 	// Every chunk keeps to its budget, unless it holds one record.
+	budget := chunkBudget(int(d.pageSize))
 	if err := d.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
 			var r chunkReader
@@ -158,8 +159,8 @@ func checkModel(t *testing.T, d *DB, model map[string]string, rng *rand.Rand, ke
 			if r.err != nil {
 				return r.err
 			}
-			if n > 1 && len(v) > maxValue(d.budget, len(k)) {
-				return fmt.Errorf("chunk %q: %d records in %d bytes, over %d", k, n, len(v), maxValue(d.budget, len(k)))
+			if n > 1 && len(v) > maxValue(budget, len(k)) {
+				return fmt.Errorf("chunk %q: %d records in %d bytes, over %d", k, n, len(v), maxValue(budget, len(k)))
 			}
 			return nil
 		})
