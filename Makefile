@@ -62,6 +62,7 @@ fuzz-short: deps-build
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./snapshot/fuzz/
 	$(GO) test -run '^$$' -fuzz '^FuzzComputeTweak$$' -fuzztime $(FUZZTIME) ./silentpayments/
 	$(GO) test -run '^$$' -fuzz '^FuzzChunk$$' -fuzztime $(FUZZTIME) ./backends/bbolt/
+	$(GO) test -run '^$$' -fuzz '^FuzzAdvisePages$$' -fuzztime $(FUZZTIME) ./backends/bbolt/
 
 # The published Esplora clients @mempool/mempool.js and @bitcoinerlab/explorer
 # (npm) against a test server (api's TestMempoolJSClient, TestExplorerClient);

@@ -207,6 +207,16 @@ type BatchBounder interface {
 	MaxBatchKeys() int
 }
 
+// Advisor is implemented by stores that read through a memory mapping
+// (bbolt), where the first touch of a page the page cache lacks waits for
+// that page alone. Advise asks the OS for the pages Gets of keys will
+// touch, all at once, and returns without waiting for the last of them;
+// it changes nothing a read returns. Callers about to read many keys at
+// random places, as a block's connect, call it first.
+type Advisor interface {
+	Advise(keys [][]byte)
+}
+
 // WriteAppend writes b with kv's WriteAppend when it has one, else with
 // Write; b's keys should all sort after every key in kv (see Appender).
 func WriteAppend(kv KV, b *Batch, mode SyncMode) error {

@@ -33,7 +33,8 @@
 //     so a scan does not hold the file resident (the page cache does).
 //     bbolt maps the file MADV_RANDOM, one 4 KiB read a page fault; a scan
 //     moving forward page after page asks for the pages ahead of it
-//     (MADV_WILLNEED, Linux), as a file's read-ahead would.
+//     (MADV_WILLNEED, Linux), as a file's read-ahead would, and Advise asks
+//     for the leaves of all its keys at once (advise.go).
 //   - Options.CacheBytes is ignored (bbolt reads through the OS page cache),
 //     and so is Options.Logger (bbolt logs nothing by default).
 package bbolt
@@ -45,6 +46,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +111,7 @@ type DB struct {
 var (
 	_ backends.KV           = (*DB)(nil)
 	_ backends.BatchBounder = (*DB)(nil)
+	_ backends.Advisor      = (*DB)(nil)
 )
 
 // maxWritePages bounds the pages a write is expected to change. A commit
@@ -209,6 +212,20 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 		return err
 	})
 	return out, err
+}
+
+// Advise implements backends.Advisor (advise.go).
+func (d *DB) Advise(keys [][]byte) {
+	if len(keys) == 0 || !d.g.Enter() {
+		return
+	}
+	defer d.g.Exit()
+	sorted := slices.Clone(keys)
+	slices.SortFunc(sorted, bytes.Compare)
+	_ = d.db.View(func(tx *bolt.Tx) error {
+		advise(tx, tx.Bucket(bucket), int(d.pageSize), sorted)
+		return nil
+	})
 }
 
 // Has implements backends.Reader.

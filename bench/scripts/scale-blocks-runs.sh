@@ -2,12 +2,12 @@
 # bench/results/scale.md, "Reads that overlap the scripts": one run of an arm on a copy of one loaded datadir whose
 # tables are hard links (pebble and RocksDB never change a table file) and whose other files are copied; serve
 # started, the 40 blocks POSTed one by one (timed by curl), serve stopped, the digests after them checked.
-#   MODE=cold|warm|hot STORE=pebble|rocksdb bash bench/scripts/scale-blocks-runs.sh DIR BLK GEN LABEL BIN
+#   MODE=cold|warm|hot STORE=pebble|rocksdb|bbolt bash bench/scripts/scale-blocks-runs.sh DIR BLK GEN LABEL BIN
 # DIR/base-STORE (STORE defaults to pebble) is the loaded datadir (snapshot load --index scripthash); BLK the blocks cut out of GEN/blocks.dat as
 # scale-bench.sh cuts them (BLK/list, BLK/HEIGHT.KIND); GEN the mainnetgen directory (expect.json); BIN the arm's
 # utxod. cold: the copy's pages dropped first (scalebench dropcache, from DIR/bin/scalebench); warm: the copy read
 # in first; hot (the default): the page cache as the run before left it. Appends to DIR/blocks.log: serve's
-# /usr/bin/time (wall user sys maxrss KiB), p50 and max of each kind, and the digests against blocks.after.
+# /usr/bin/time (wall user sys maxrss KiB, major and minor page faults), p50 and max of each kind, and the digests against blocks.after.
 set -u
 W=$1 BLK=$2 G=$3 ARM=$4 BIN=$5
 S=${STORE:-pebble} DD=$W/arm-$ARM
@@ -20,7 +20,7 @@ cold) "$W/bin/scalebench" dropcache "$DD" --check >>"$W/blocks.log" 2>&1 ;;
 warm) find "$DD" -type f -exec cat {} + >/dev/null ;;
 esac
 log "mode ${MODE:-hot}"
-/usr/bin/time -f "%e %U %S %M" -o "$W/time.$ARM" "$BIN" serve --network regtest --backend "$S" --datadir "$DD" \
+/usr/bin/time -f "%e %U %S %M %F %R" -o "$W/time.$ARM" "$BIN" serve --network regtest --backend "$S" --datadir "$DD" \
 	--listen 127.0.0.1:0 --cookie-file "$W/cookie.$ARM" --log-level warn >"$W/serve.$ARM.out" 2>"$W/serve.$ARM.err" &
 tpid=$!
 until addr=$(sed -n 's|.*listening on http://\([^ ]*\) .*|\1|p' "$W/serve.$ARM.err") && [ -n "$addr" ]; do sleep 0.05; done

@@ -82,6 +82,20 @@ func (c *coinCache) prefetch(b *wire.Block, own bool) {
 		f.done[i] = make(chan struct{})
 	}
 	kv, got, done := c.kv, f.got, f.done
+	if a, ok := kv.(backends.Advisor); ok {
+		// Alongside the readers: the pages asked for while they start.
+		f.wg.Go(func() {
+			keys := make([][]byte, len(miss))
+			buf := make([]byte, len(miss)*33)
+			for i := range miss {
+				k := buf[i*33 : (i+1)*33 : (i+1)*33]
+				k[0] = prefixCoins
+				copy(k[1:], miss[i][:])
+				keys[i] = k
+			}
+			a.Advise(keys)
+		})
+	}
 	var next atomic.Int64
 	for range min(prefetchReaders, len(miss)) {
 		f.wg.Go(func() {
