@@ -12,7 +12,7 @@ import (
 // bbolt maps its file MADV_RANDOM, so the first touch of a page the page
 // cache lacks waits for that one page. A block's connect reads thousands
 // of coins at random places, which asked for together (MADV_WILLNEED)
-// cost far less wall and CPU (BenchmarkColdGets). advise reads
+// cost far less wall and CPU (BenchmarkAdvisedGets). advise reads
 // the branch pages on the way to the keys' leaves level by level, each
 // level's pages asked for at once, and asks for the leaves without
 // touching them. It reads only bbolt's page headers and branch elements
@@ -28,6 +28,10 @@ const (
 
 // maxDepth bounds a descent through pages that do not form a tree.
 const maxDepth = 64
+
+// residentSample is how many pages of the file, and of a level, are
+// checked for residency before they are asked for.
+const residentSample = 8
 
 // mapping is the file's pages as a read transaction sees them: bbolt
 // keeps the mapping in place while the transaction is open, and never
@@ -197,6 +201,27 @@ func (m mapping) leaves(root uint64, keys [][]byte, ask bool) []span {
 	return level
 }
 
+// cached reports whether a sample of the file's pages, spread over it and
+// shifted by seed's last byte, are all in the page cache: a small or hot
+// file is, and then nothing is worth asking for.
+func (m mapping) cached(seed []byte) bool {
+	n := m.pages()
+	if n == 0 {
+		return false
+	}
+	shift := uint64(0)
+	if len(seed) > 0 {
+		shift = uint64(seed[len(seed)-1])
+	}
+	for i := range uint64(residentSample) {
+		id := (i*n/residentSample + shift*n/(256*residentSample)) % n
+		if !resident(m.base, uintptr(id)*uintptr(m.ps)) {
+			return false
+		}
+	}
+	return true
+}
+
 // willNeed asks for spans' pages (MADV_WILLNEED), in page order, each
 // once; adjacent pages in one call.
 func (m mapping) willNeed(spans []span) {
@@ -207,6 +232,18 @@ func (m mapping) willNeed(spans []span) {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	ps := uintptr(m.ps)
+	if len(ids) >= 2*residentSample {
+		// Asking for pages the cache holds costs a system call each for
+		// nothing, as with a small or hot file: a sample of them all
+		// resident stands for the rest.
+		all := true
+		for i := 0; i < residentSample && all; i++ {
+			all = resident(m.base, uintptr(ids[i*len(ids)/residentSample])*ps)
+		}
+		if all {
+			return
+		}
+	}
 	size := uintptr(len(m.data))
 	for i := 0; i < len(ids); {
 		j := i + 1

@@ -220,9 +220,12 @@ func (d *DB) Advise(keys [][]byte) {
 		return
 	}
 	defer d.g.Exit()
-	sorted := slices.Clone(keys)
-	slices.SortFunc(sorted, bytes.Compare)
 	_ = d.db.View(func(tx *bolt.Tx) error {
+		if txMapping(tx, int(d.pageSize)).cached(keys[0]) {
+			return nil
+		}
+		sorted := slices.Clone(keys)
+		slices.SortFunc(sorted, bytes.Compare)
 		advise(tx, tx.Bucket(bucket), int(d.pageSize), sorted)
 		return nil
 	})

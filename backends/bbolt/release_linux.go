@@ -1,6 +1,8 @@
 package bbolt
 
 import (
+	"unsafe"
+
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
 )
@@ -20,4 +22,12 @@ func willNeed(base, size, off, n uintptr) {
 		return
 	}
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, base+off, min(n, size-off), unix.MADV_WILLNEED)
+}
+
+// resident reports whether the page at off of the mapping at base is in
+// the page cache (mincore); false when it cannot tell.
+func resident(base, off uintptr) bool {
+	var vec [1]byte
+	_, _, e := unix.Syscall(unix.SYS_MINCORE, base+off, 1, uintptr(unsafe.Pointer(&vec[0])))
+	return e == 0 && vec[0]&1 != 0
 }

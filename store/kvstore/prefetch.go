@@ -40,7 +40,8 @@ type inflight struct {
 // input scripts, which start as each transaction's inputs are found, run
 // while the later records are still being read. A load of a txid in flight
 // waits for its read and caches it (take); a failed read is not cached, and
-// load reads it again.
+// load reads it again. A store that takes advice (backends.Advisor) is
+// handed the keys alongside the readers.
 func (c *coinCache) prefetch(b *wire.Block, own bool) {
 	c.settle()
 	if c.complete {

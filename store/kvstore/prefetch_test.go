@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,14 +17,28 @@ import (
 )
 
 // slowKV delays each coin read and records how many were in flight at
-// once, as a disk serving a queue of reads would.
+// once, as a disk serving a queue of reads would, and the coin keys read
+// and advised (backends.Advisor).
 type slowKV struct {
 	backends.KV
 	gets, now, peak atomic.Int64
+	mu              sync.Mutex
+	read, advised   [][]byte
+}
+
+func (s *slowKV) Advise(keys [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		s.advised = append(s.advised, bytes.Clone(k))
+	}
 }
 
 func (s *slowKV) Get(key []byte) ([]byte, error) {
 	if len(key) > 0 && key[0] == prefixCoins {
+		s.mu.Lock()
+		s.read = append(s.read, bytes.Clone(key))
+		s.mu.Unlock()
 		s.gets.Add(1)
 		n := s.now.Add(1)
 		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
@@ -35,7 +51,8 @@ func (s *slowKV) Get(key []byte) ([]byte, error) {
 
 // TestWarmOverlapsReads has Warm start reading the coins a block spends
 // (half of them stored, some spent twice) and its own txids, with the reads
-// overlapping, at most prefetchReaders at once, each txid once; connect's
+// overlapping, at most prefetchReaders at once, each txid once, every key
+// advised to the store beforehand or alongside; connect's
 // lookups that follow wait for those reads, read nothing more and answer as
 // a store without Warm.
 func TestWarmOverlapsReads(t *testing.T) {
@@ -77,6 +94,12 @@ func TestWarmOverlapsReads(t *testing.T) {
 			}
 			if p := slow.peak.Load(); p < 2 || p > prefetchReaders {
 				t.Fatalf("at most %d reads in flight, want 2 to %d", p, prefetchReaders)
+			}
+			// A store that takes advice is told every key Warm reads, once.
+			slices.SortFunc(slow.read, bytes.Compare)
+			slices.SortFunc(slow.advised, bytes.Compare)
+			if !slices.EqualFunc(slow.read, slow.advised, bytes.Equal) {
+				t.Fatalf("advised %d keys, read %d, not the same", len(slow.advised), len(slow.read))
 			}
 		})
 	}
