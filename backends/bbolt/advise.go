@@ -12,7 +12,7 @@ import (
 // bbolt maps its file MADV_RANDOM, so the first touch of a page the page
 // cache lacks waits for that one page. A block's connect reads thousands
 // of coins at random places, which asked for together (MADV_WILLNEED)
-// cost far less wall and CPU (BenchmarkAdvisedGets). advise reads
+// cost far less wall and CPU (BenchmarkAdvisedGets). Advise reads
 // the branch pages on the way to the keys' leaves level by level, each
 // level's pages asked for at once, and asks for the leaves without
 // touching them. It reads only bbolt's page headers and branch elements
@@ -140,17 +140,11 @@ func descend(out []span, b branch, keys [][]byte, s span) ([]span, bool) {
 	return out, true
 }
 
-// advise asks for the pages that reads of keys (ascending) in bk will
-// touch: the branch pages level by level, each level's at once, then the
-// leaves, which it does not wait for. It returns the leaves, one span per
-// run of keys on the same leaf; nil when bk is inline (no pages of its
-// own) or its pages do not parse.
-func advise(tx *bolt.Tx, bk *bolt.Bucket, pageSize int, keys [][]byte) []span {
-	return txMapping(tx, pageSize).leaves(uint64(bk.Root()), keys, true)
-}
-
 // leaves returns the leaves reads of keys (ascending) from root land on,
-// asking for each level's pages once it has them when ask is set.
+// one span per run of keys on the same leaf; nil when root is 0 (an inline
+// bucket has no pages of its own) or the pages do not parse. With ask set
+// it asks for the pages level by level, each level's at once, the branch
+// pages before it reads them and the leaves, which it does not wait for.
 func (m mapping) leaves(root uint64, keys [][]byte, ask bool) []span {
 	if m.data == nil || root == 0 || len(keys) == 0 {
 		return nil

@@ -95,7 +95,7 @@ func TestAdviseFindsLeaves(t *testing.T) {
 	err = d.db.View(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucket)
 		m := txMapping(tx, int(d.pageSize))
-		leaves := advise(tx, bk, int(d.pageSize), probes)
+		leaves := m.leaves(uint64(bk.Root()), probes, false)
 		if len(leaves) < 100 {
 			t.Fatalf("%d leaves for %d probes: the tree is too small to test", len(leaves), len(probes))
 		}

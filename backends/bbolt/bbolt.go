@@ -221,12 +221,13 @@ func (d *DB) Advise(keys [][]byte) {
 	}
 	defer d.g.Exit()
 	_ = d.db.View(func(tx *bolt.Tx) error {
-		if txMapping(tx, int(d.pageSize)).cached(keys[0]) {
+		m := txMapping(tx, int(d.pageSize))
+		if m.cached(keys[0]) {
 			return nil
 		}
 		sorted := slices.Clone(keys)
 		slices.SortFunc(sorted, bytes.Compare)
-		advise(tx, tx.Bucket(bucket), int(d.pageSize), sorted)
+		m.leaves(uint64(tx.Bucket(bucket).Root()), sorted, true)
 		return nil
 	})
 }

@@ -87,6 +87,28 @@ func TestScanReleasesMapping(t *testing.T) {
 	}
 }
 
+// writeRecords writes n records (keys k00000000 on, values of vlen zero
+// bytes, one to a chunk at 1,000) into a new store in dir, synced and
+// closed, and returns its file's path.
+func writeRecords(t testing.TB, dir string, n, vlen int) string {
+	t.Helper()
+	kv, err := Open(dir, backends.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := backends.NewBatch()
+	for i := range n {
+		b.Put(fmt.Appendf(nil, "k%08d", i), make([]byte, vlen))
+	}
+	if err := kv.(*DB).WriteAppend(b, backends.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, FileName)
+}
+
 // release unmaps the file's pages from the process.
 func release(t *testing.T, d *DB) {
 	tx, err := d.db.Begin(false)
@@ -104,23 +126,8 @@ func release(t *testing.T, d *DB) {
 // asked for) than a lookup of the same keys (Range.Few) does.
 func TestScanReadsAhead(t *testing.T) {
 	dir := t.TempDir()
-	const n, vlen = 1 << 16, 1000 // 64 MiB of records, one to a chunk
-	write := func() {
-		kv, err := Open(dir, backends.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer kv.Close()
-		b := backends.NewBatch()
-		for i := range n {
-			b.Put(fmt.Appendf(nil, "k%08d", i), make([]byte, vlen))
-		}
-		if err := kv.(*DB).WriteAppend(b, backends.Sync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write()
-	path := filepath.Join(dir, FileName)
+	const n = 1 << 16 // 64 MiB of records
+	path := writeRecords(t, dir, n, 1000)
 	scan := func(few bool) float64 {
 		if got := dropCached(t, path); got > 1 {
 			t.Skipf("%.1f MiB of the file still cached after FADV_DONTNEED", got)
@@ -202,26 +209,12 @@ func cachedMiB(t testing.TB, path string) float64 {
 // well under 1 MiB.
 func TestAdviseReadsLeaves(t *testing.T) {
 	dir := t.TempDir()
-	const n, vlen = 1 << 16, 1000 // 64 MiB of records, one to a chunk
-	kv, err := Open(dir, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := backends.NewBatch()
-	for i := range n {
-		b.Put(fmt.Appendf(nil, "k%08d", i), make([]byte, vlen))
-	}
-	if err := kv.(*DB).WriteAppend(b, backends.Sync); err != nil {
-		t.Fatal(err)
-	}
-	if err := kv.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, FileName)
+	const n = 1 << 16 // 64 MiB of records
+	path := writeRecords(t, dir, n, 1000)
 	if got := dropCached(t, path); got > 1 {
 		t.Skipf("%.1f MiB of the file still cached after FADV_DONTNEED", got)
 	}
-	kv, err = Open(dir, backends.Options{ReadOnly: true})
+	kv, err := Open(dir, backends.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,22 +241,8 @@ func TestAdviseReadsLeaves(t *testing.T) {
 //	go test ./backends/bbolt -run '^$' -bench AdvisedGets -benchtime 5x
 func BenchmarkAdvisedGets(b *testing.B) {
 	dir := b.TempDir()
-	const n, vlen = 1 << 18, 1000
-	kv, err := Open(dir, backends.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	batch := backends.NewBatch()
-	for i := range n {
-		batch.Put(fmt.Appendf(nil, "k%08d", i), make([]byte, vlen))
-	}
-	if err := kv.(*DB).WriteAppend(batch, backends.Sync); err != nil {
-		b.Fatal(err)
-	}
-	if err := kv.Close(); err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(dir, FileName)
+	const n = 1 << 18
+	path := writeRecords(b, dir, n, 1000)
 	cpu := func() time.Duration {
 		var ru unix.Rusage
 		_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
@@ -332,20 +311,13 @@ func readCached(t testing.TB, path string) float64 {
 // cached, and one read through is.
 func TestCachedSample(t *testing.T) {
 	dir := t.TempDir()
-	kv, err := Open(dir, backends.Options{})
+	path := writeRecords(t, dir, 1<<14, 1000)
+	kv, err := Open(dir, backends.Options{ReadOnly: true})
 	if err != nil {
-		t.Fatal(err)
-	}
-	b := backends.NewBatch()
-	for i := range 1 << 14 {
-		b.Put(fmt.Appendf(nil, "k%08d", i), make([]byte, 1000))
-	}
-	if err := kv.(*DB).WriteAppend(b, backends.Sync); err != nil {
 		t.Fatal(err)
 	}
 	defer kv.Close()
 	d := kv.(*DB)
-	path := filepath.Join(dir, FileName)
 	cached := func() (c bool) {
 		_ = d.db.View(func(tx *bolt.Tx) error {
 			c = txMapping(tx, int(d.pageSize)).cached([]byte("k"))
