@@ -207,8 +207,16 @@ func (m mapping) cached(seed []byte) bool {
 	if len(seed) > 0 {
 		shift = uint64(seed[len(seed)-1])
 	}
-	for i := range uint64(residentSample) {
-		id := (i*n/residentSample + shift*n/(256*residentSample)) % n
+	var ids [residentSample]uint64
+	for i := range ids {
+		ids[i] = (uint64(i)*n/residentSample + shift*n/(256*residentSample)) % n
+	}
+	return m.allResident(ids[:])
+}
+
+// allResident reports whether every one of pages ids is in the page cache.
+func (m mapping) allResident(ids []uint64) bool {
+	for _, id := range ids {
 		if !resident(m.base, uintptr(id)*uintptr(m.ps)) {
 			return false
 		}
@@ -225,19 +233,19 @@ func (m mapping) willNeed(spans []span) {
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	ps := uintptr(m.ps)
 	if len(ids) >= 2*residentSample {
 		// Asking for pages the cache holds costs a system call each for
 		// nothing, as with a small or hot file: a sample of them all
 		// resident stands for the rest.
-		all := true
-		for i := 0; i < residentSample && all; i++ {
-			all = resident(m.base, uintptr(ids[i*len(ids)/residentSample])*ps)
+		var sample [residentSample]uint64
+		for i := range sample {
+			sample[i] = ids[i*len(ids)/residentSample]
 		}
-		if all {
+		if m.allResident(sample[:]) {
 			return
 		}
 	}
+	ps := uintptr(m.ps)
 	size := uintptr(len(m.data))
 	for i := 0; i < len(ids); {
 		j := i + 1

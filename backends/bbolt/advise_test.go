@@ -71,7 +71,7 @@ func testTree(t *testing.T, d *DB, r *rand.Rand) [][]byte {
 
 func testKey(r *rand.Rand) []byte { return fmt.Appendf(nil, "k%016x", r.Uint64()) }
 
-// TestAdviseFindsLeaves: for keys present and absent, advise names the
+// TestAdviseFindsLeaves: for keys present and absent, leaves names the
 // leaf bbolt's own lookup finds the key's chunk on: the chunk floor finds
 // is on that leaf, or the key lies below the leaf's first chunk (the
 // floor is then the previous leaf's last, as bbolt's Seek and Prev find

@@ -109,6 +109,36 @@ func writeRecords(t testing.TB, dir string, n, vlen int) string {
 	return filepath.Join(dir, FileName)
 }
 
+// reopen opens the store in dir read-only (nothing of its file mapped),
+// the file's pages dropped from the page cache first when cold, else all
+// read into it; it skips when the page cache will not do so.
+func reopen(t testing.TB, dir string, cold bool) backends.KV {
+	t.Helper()
+	path := filepath.Join(dir, FileName)
+	if cold {
+		if got := dropCached(t, path); got > 1 {
+			t.Skipf("%.1f MiB of the file still cached after FADV_DONTNEED", got)
+		}
+	} else if got, size := readCached(t, path), fileMiB(t, path); got < size-1 {
+		t.Skipf("%.1f of %.1f MiB of the file cached after reading it", got, size)
+	}
+	kv, err := Open(dir, backends.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
+// fileMiB is path's size in MiB.
+func fileMiB(t testing.TB, path string) float64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(fi.Size()) / (1 << 20)
+}
+
 // release unmaps the file's pages from the process.
 func release(t *testing.T, d *DB) {
 	tx, err := d.db.Begin(false)
@@ -129,13 +159,7 @@ func TestScanReadsAhead(t *testing.T) {
 	const n = 1 << 16 // 64 MiB of records
 	path := writeRecords(t, dir, n, 1000)
 	scan := func(few bool) float64 {
-		if got := dropCached(t, path); got > 1 {
-			t.Skipf("%.1f MiB of the file still cached after FADV_DONTNEED", got)
-		}
-		kv, err := Open(dir, backends.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		kv := reopen(t, dir, true)
 		defer kv.Close()
 		it, err := kv.NewIterator(backends.Range{End: fmt.Appendf(nil, "k%08d", n/10), Few: few})
 		if err != nil {
@@ -211,13 +235,7 @@ func TestAdviseReadsLeaves(t *testing.T) {
 	dir := t.TempDir()
 	const n = 1 << 16 // 64 MiB of records
 	path := writeRecords(t, dir, n, 1000)
-	if got := dropCached(t, path); got > 1 {
-		t.Skipf("%.1f MiB of the file still cached after FADV_DONTNEED", got)
-	}
-	kv, err := Open(dir, backends.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := reopen(t, dir, true)
 	defer kv.Close()
 	keys := make([][]byte, 2000)
 	for i := range keys {
@@ -242,7 +260,7 @@ func TestAdviseReadsLeaves(t *testing.T) {
 func BenchmarkAdvisedGets(b *testing.B) {
 	dir := b.TempDir()
 	const n = 1 << 18
-	path := writeRecords(b, dir, n, 1000)
+	writeRecords(b, dir, n, 1000)
 	cpu := func() time.Duration {
 		var ru unix.Rusage
 		_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
@@ -254,17 +272,7 @@ func BenchmarkAdvisedGets(b *testing.B) {
 			keys := make([][]byte, 4000)
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				if strings.HasPrefix(arm, "cold/") {
-					if got := dropCached(b, path); got > 1 {
-						b.Skipf("%.1f MiB of the file still cached after FADV_DONTNEED", got)
-					}
-				} else if got := readCached(b, path); got < 250 {
-					b.Skipf("%.1f MiB of the file cached after reading it", got)
-				}
-				kv, err := Open(dir, backends.Options{ReadOnly: true})
-				if err != nil {
-					b.Fatal(err)
-				}
+				kv := reopen(b, dir, strings.HasPrefix(arm, "cold/"))
 				for j := range keys {
 					keys[j] = fmt.Appendf(nil, "k%08d", (i*104729+j*7919)%n)
 				}

@@ -87,12 +87,11 @@ func (c *coinCache) prefetch(b *wire.Block, own bool) {
 		// Alongside the readers: the pages asked for while they start.
 		f.wg.Go(func() {
 			keys := make([][]byte, len(miss))
-			buf := make([]byte, len(miss)*33)
+			buf := make([]byte, 0, len(miss)*33)
 			for i := range miss {
-				k := buf[i*33 : (i+1)*33 : (i+1)*33]
-				k[0] = prefixCoins
-				copy(k[1:], miss[i][:])
-				keys[i] = k
+				off := len(buf)
+				buf = appendHashKey(buf, prefixCoins, miss[i])
+				keys[i] = buf[off:len(buf):len(buf)]
 			}
 			a.Advise(keys)
 		})

@@ -42,10 +42,12 @@ const schemaVersion = 5
 
 // hashKey returns a fresh prefix ‖ hash key.
 func hashKey(prefix byte, h wire.Hash) []byte {
-	k := make([]byte, 33)
-	k[0] = prefix
-	copy(k[1:], h[:])
-	return k
+	return appendHashKey(make([]byte, 0, 33), prefix, h)
+}
+
+// appendHashKey appends hashKey(prefix, h) to dst.
+func appendHashKey(dst []byte, prefix byte, h wire.Hash) []byte {
+	return append(append(dst, prefix), h[:]...)
 }
 
 // encodeIndexEntry serializes a block-index entry: header (80) ‖ status
