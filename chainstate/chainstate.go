@@ -57,7 +57,18 @@ const defaultOrphanBytes = 64 << 20
 // statistics. All methods are safe for concurrent use; blocks are processed
 // one at a time.
 type Chainstate struct {
-	mu           sync.RWMutex
+	// mu guards the chainstate; every exclusive hold of it is taken under
+	// wmu (lock), so that a flush can let readers in while its batch is
+	// written and still keep writers out (flushTail).
+	mu  sync.RWMutex
+	wmu sync.Mutex
+	// flushDue: a run under flushAfter filled the store (processBlock
+	// takes it).
+	flushDue bool
+	// flushErr is the failure of the last flush run after its submission's
+	// answer (submitOne); the next submission retries that flush before its
+	// block. Guarded by the submission slot.
+	flushErr     error
 	p            *params.Params
 	v            *validate.Validator
 	log          *slog.Logger
@@ -148,7 +159,13 @@ func New(cfg Config) (*Chainstate, error) {
 	return cs, nil
 }
 
-// unlock ends a write hold of mu, publishing the active chain first so that
+// lock takes the exclusive hold: wmu, then mu.
+func (cs *Chainstate) lock() {
+	cs.wmu.Lock()
+	cs.mu.Lock()
+}
+
+// unlock ends the exclusive hold, publishing the active chain first so that
 // a reader who takes mu next finds the view at least as new as what it
 // reads under the lock.
 func (cs *Chainstate) unlock() {
@@ -157,6 +174,17 @@ func (cs *Chainstate) unlock() {
 		verifyView(cs)
 	}
 	cs.mu.Unlock()
+	cs.wmu.Unlock()
+}
+
+// readersIn runs f with mu released but wmu kept (the exclusive hold held):
+// readers read while f runs, nothing writes. The active chain is published
+// first, as unlock does.
+func (cs *Chainstate) readersIn(f func()) {
+	cs.view.publish(&cs.chain)
+	cs.mu.Unlock()
+	defer cs.mu.Lock()
+	f()
 }
 
 // verifyView, set by the tests, checks each publication against the locked
@@ -283,7 +311,7 @@ func (cs *Chainstate) haveParentData(parent wire.Hash) bool {
 // pending MuHash work cannot be materialised (a coin set that lost a coin
 // it was given), the digest is withheld (NoMuHash) and the error logged.
 func (cs *Chainstate) Stats() Stats {
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
 	st, err := cs.statsLocked()
 	if err != nil {
@@ -317,20 +345,28 @@ func (cs *Chainstate) statsLocked() (Stats, error) {
 // parsed and put through CheckBlock before the lock is taken. Producers
 // that share the node call Submit, which queues them.
 func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
+	res, _, err := cs.processBlock(raw, flushReaders)
+	return res, err
+}
+
+// processBlock is ProcessBlock with its flush's policy; due reports a flush
+// left to the caller (flushAfter).
+func (cs *Chainstate) processBlock(raw []byte, policy flushPolicy) (res Result, due bool, err error) {
 	// The block may be kept as a side branch or orphan.
 	left, next := oneBlock(cs.fetched(bytes.Clone(raw), 0, true))
 	var out Outcome
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
-	err := cs.run(StreamConfig{StopHeight: -1}, left, next, func(o Outcome) bool {
+	err = cs.run(StreamConfig{StopHeight: -1}, policy, left, next, func(o Outcome) bool {
 		out = o
 		return true
 	})
 	if err == nil {
 		err = out.Err
 	}
+	due, cs.flushDue = cs.flushDue, false
 	cs.durabilityLocked(&out.Result)
-	return out.Result, err
+	return out.Result, due, err
 }
 
 // process handles b and then the orphans it completes (lock held, raw
@@ -360,10 +396,28 @@ func indexEntries(nodes []*validate.BlockNode) []validate.IndexEntry {
 	return out
 }
 
+// flushPolicy is where a run's flush, when the store is full, happens.
+type flushPolicy uint8
+
+const (
+	// flushLocked: in the run, readers kept out (a stream holds the lock
+	// until it ends).
+	flushLocked flushPolicy = iota
+	// flushReaders: in the run, the batch written with readers let in
+	// (flushTail).
+	flushReaders
+	// flushAfter: after the run, by its caller (flushDue): a submission
+	// answers first (submitOne).
+	flushAfter
+)
+
 // flushTail is the one flush of every caller (a stream or ProcessBlock
 // whose store is full, Flush, Close): it settles the pending blocks, so no
 // unverified block is ever flushed, materialises the MuHash and flushes.
-func (cs *Chainstate) flushTail() error {
+// With readers, a store that stages its flush (store.StagedFlusher) writes
+// its batch while readers read (readersIn): lookups do not wait for the
+// write and its sync, and the tip they see is settled.
+func (cs *Chainstate) flushTail(readers bool) error {
 	if err := cs.drain(); err != nil {
 		return err
 	}
@@ -372,7 +426,7 @@ func (cs *Chainstate) flushTail() error {
 	if err != nil {
 		return err
 	}
-	if err := cs.store.Flush(indexEntries(cs.index.TakeDirty()), &st); err != nil {
+	if err := cs.flushStore(indexEntries(cs.index.TakeDirty()), &st, readers); err != nil {
 		return err
 	}
 	cs.noteFlushed() // only once the synced batch has returned
@@ -381,6 +435,22 @@ func (cs *Chainstate) flushTail() error {
 		cs.OnFlush(time.Since(start))
 	}
 	return nil
+}
+
+// flushStore flushes the store, staged with readers let in when it can be
+// (flushTail).
+func (cs *Chainstate) flushStore(index []validate.IndexEntry, st *store.Stats, readers bool) error {
+	sf, ok := cs.store.(store.StagedFlusher)
+	if !ok || !readers {
+		return cs.store.Flush(index, st)
+	}
+	commit, finish, err := sf.StageFlush(index, st)
+	if err != nil || commit == nil {
+		return err
+	}
+	var cerr error
+	cs.readersIn(func() { cerr = commit() })
+	return finish(cerr)
 }
 
 func (cs *Chainstate) processLocked(b *wire.Block, raw []byte) (Result, error) {
@@ -690,9 +760,9 @@ func (cs *Chainstate) processOrphans(parent wire.Hash) {
 
 // Flush makes the store durable at the current tip (flushTail).
 func (cs *Chainstate) Flush() error {
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
-	return cs.flushTail()
+	return cs.flushTail(true)
 }
 
 // SyncAhead lets the store start making what it wrote ahead of the next
@@ -700,8 +770,8 @@ func (cs *Chainstate) Flush() error {
 // after its last block: the disk then writes out the blocks and undo
 // records while the digest's read-back and the flush's batch use the CPU.
 func (cs *Chainstate) SyncAhead() {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	cs.lock()
+	defer cs.unlock()
 	if a, ok := cs.store.(store.AheadSyncer); ok {
 		a.SyncAhead()
 	}

@@ -68,7 +68,7 @@ func (cs *Chainstate) Flushed() FlushedTip {
 // first. A failed durable flush returns its error (the block stays
 // connected; the state stays pending for the next flush).
 func (cs *Chainstate) SubmitWith(ctx context.Context, raw []byte, opts SubmitOptions) (Result, error) {
-	res, err := cs.submitOne(ctx, raw)
+	res, err := cs.submitOne(ctx, raw, opts.Durable)
 	if err != nil {
 		return res, err
 	}
@@ -86,10 +86,10 @@ func (cs *Chainstate) SubmitWith(ctx context.Context, raw []byte, opts SubmitOpt
 func (cs *Chainstate) makeDurable(res Result) (Result, error) {
 	cs.flushed.mu.Lock()
 	defer cs.flushed.mu.Unlock()
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
 	if n := cs.index.Lookup(res.Hash); n != nil && cs.chain.Contains(n) && !n.IsAncestorOf(cs.flushed.node) {
-		if err := cs.flushTail(); err != nil {
+		if err := cs.flushTail(true); err != nil {
 			return res, err
 		}
 	}

@@ -30,7 +30,7 @@ type HeadersResult struct {
 // does not move; a header-only node becomes connectable when its block
 // arrives (ProcessBlock, ProcessStream). Not for use during ProcessStream.
 func (cs *Chainstate) AcceptHeaders(hs []wire.Header) HeadersResult {
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
 	var res HeadersResult
 	if cs.needHeaders() {

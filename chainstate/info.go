@@ -22,7 +22,7 @@ const (
 func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	switch hashType {
 	case "", HashTypeMuHash, HashTypeNone:
-		cs.mu.Lock()
+		cs.lock()
 		st, err := cs.statsLocked()
 		if err != nil {
 			cs.unlock()
@@ -43,7 +43,7 @@ func (cs *Chainstate) Info(hashType string) (utxo.ChainstateInfo, error) {
 	// One scan at a time; a later caller for the same tip reuses the result.
 	cs.hs3mu.Lock()
 	defer cs.hs3mu.Unlock()
-	cs.mu.Lock()
+	cs.lock()
 	st, err := cs.statsLocked()
 	if err != nil {
 		cs.unlock()
@@ -90,7 +90,7 @@ type CoinSnapshot struct {
 // persistent store flushes first): the way to iterate every coin, to hash
 // or dump the set.
 func (cs *Chainstate) SnapshotCoins() (*CoinSnapshot, error) {
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
 	return cs.snapshotLocked()
 }

@@ -91,7 +91,7 @@ func TestMainnetDisconnectRestores(t *testing.T) {
 			at1000, _ = cs.Info(HashTypeHashSerialized3)
 		}
 	}
-	cs.mu.Lock()
+	cs.lock()
 	err := cs.disconnectTo(cs.chain.At(1000))
 	cs.unlock()
 	if err != nil {

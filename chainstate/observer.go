@@ -38,7 +38,7 @@ type observed struct {
 // SetObserver sets the observer of connected and disconnected blocks (nil:
 // none). Set it before the node takes blocks.
 func (cs *Chainstate) SetObserver(o Observer) {
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
 	cs.observer = o
 }

@@ -251,12 +251,12 @@ type streamOut struct {
 // lock (next on a reading goroutine outside it, with cfg.Prefetch) and must
 // not call the chainstate's methods.
 func (cs *Chainstate) ProcessStream(cfg StreamConfig, next func() (raw []byte, tag int64, err error), emit func(Outcome) bool) error {
-	cs.mu.Lock()
+	cs.lock()
 	defer cs.unlock()
 	if !cfg.OwnedBlocks {
 		next = cloning(next)
 	}
-	return cs.run(cfg, nil, next, emit)
+	return cs.run(cfg, flushLocked, nil, next, emit)
 }
 
 // streamRun is one run of the one path: the blocks of left, then next's.
@@ -268,6 +268,8 @@ type streamRun struct {
 	fetch     func() fetched
 	stopFetch func() []fetched
 	emit      func(Outcome) bool
+	// flush: where a flush due happens.
+	flush flushPolicy
 	// untilVerified: the reading goroutine stops at the first verified
 	// block (AssumedPrefetch); switched: VerifiedDepth applies.
 	untilVerified, switched, stopped bool
@@ -277,8 +279,8 @@ type streamRun struct {
 // lock held, emitting each verdict in order (see ProcessStream). left is
 // ProcessBlock's one block, parsed and checked already; it is not combined
 // with a reading goroutine (cfg.Prefetch).
-func (cs *Chainstate) run(cfg StreamConfig, left []fetched, next func() ([]byte, int64, error), emit func(Outcome) bool) error {
-	r := &streamRun{cs: cs, cfg: cfg, pl: cs.pipe, next: next, emit: emit}
+func (cs *Chainstate) run(cfg StreamConfig, flush flushPolicy, left []fetched, next func() ([]byte, int64, error), emit func(Outcome) bool) error {
+	r := &streamRun{cs: cs, cfg: cfg, pl: cs.pipe, next: next, emit: emit, flush: flush}
 	r.pl.reset(max(cfg.Depth, 0))
 	defer r.pl.reset(0)
 	depth := cfg.Prefetch
@@ -346,7 +348,9 @@ func (r *streamRun) step(f *fetched) error {
 		return err
 	}
 	if cs.store.NeedsFlush() {
-		if err := cs.flushTail(); err != nil {
+		if r.flush == flushAfter {
+			cs.flushDue = true
+		} else if err := cs.flushTail(r.flush == flushReaders); err != nil {
 			r.deliver()
 			return err
 		}

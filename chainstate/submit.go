@@ -38,8 +38,11 @@ func (cs *Chainstate) Submit(ctx context.Context, raw []byte) (Result, error) {
 	return cs.SubmitWith(ctx, raw, SubmitOptions{})
 }
 
-// submitOne is Submit's turn in the slot.
-func (cs *Chainstate) submitOne(ctx context.Context, raw []byte) (Result, error) {
+// submitOne is Submit's turn in the slot. A flush the block makes due runs
+// after the answer (unless durable follows: makeDurable flushes anyway),
+// still holding the slot (flushAfter): the next block waits for it, lookups
+// do not.
+func (cs *Chainstate) submitOne(ctx context.Context, raw []byte, durable bool) (Result, error) {
 	q := &cs.submit
 	select {
 	case q.slot <- struct{}{}:
@@ -48,15 +51,57 @@ func (cs *Chainstate) submitOne(ctx context.Context, raw []byte) (Result, error)
 	case <-ctx.Done():
 		return Result{Height: -1}, ctx.Err()
 	}
-	// Released even if processing panics (the API recovers handler panics).
-	defer func() { <-q.slot }()
+	// Released even if processing panics (the API recovers handler panics),
+	// unless a flush after the answer takes it over.
+	held := true
+	defer func() {
+		if held {
+			<-q.slot
+		}
+	}()
 	if q.closed.Load() {
 		return Result{Height: -1}, ErrClosed
 	}
+	if err := cs.retryFlush(); err != nil {
+		return Result{Height: -1}, err
+	}
+	policy := flushAfter
+	if durable {
+		policy = flushReaders
+	}
 	start := time.Now()
-	res, err := cs.ProcessBlock(raw)
+	res, due, err := cs.processBlock(raw, policy)
 	q.observe(time.Since(start))
+	if due {
+		held = false
+		go cs.flushAfter()
+	}
 	return res, err
+}
+
+// flushAfter is the flush a submitted block made due, run after the answer
+// with the submission slot held, which it releases. A failure is kept for
+// the next submission (retryFlush), which is answered with it if the flush
+// fails again, as the block that made it due would have been.
+func (cs *Chainstate) flushAfter() {
+	defer func() { <-cs.submit.slot }()
+	cs.lock()
+	defer cs.unlock()
+	if err := cs.flushTail(true); err != nil {
+		cs.flushErr = err
+		cs.log.Error("flush after a block's answer failed; the next block retries it first", "err", err)
+	}
+}
+
+// retryFlush retries a failed flushAfter (the slot held).
+func (cs *Chainstate) retryFlush() error {
+	if cs.flushErr == nil {
+		return nil
+	}
+	cs.lock()
+	defer cs.unlock()
+	cs.flushErr = cs.flushTail(true)
+	return cs.flushErr
 }
 
 // ObserveSubmits has f called with the processing time of every block

@@ -93,6 +93,17 @@ type AheadSyncer interface {
 	SyncAhead()
 }
 
+// StagedFlusher is implemented by stores whose flush can let readers in
+// while its batch is written. StageFlush does Flush's work up to the write
+// and returns the write (commit) and what follows it (finish); a nil
+// commit means the flush is already done. The caller runs commit while
+// readers may read the store and nothing writes it, then finish under its
+// exclusive hold with commit's error; finish's error is the flush's. Until
+// finish returns, the store answers reads as it did before commit.
+type StagedFlusher interface {
+	StageFlush(index []validate.IndexEntry, stats *Stats) (commit func() error, finish func(error) error, err error)
+}
+
 // Store is where a chainstate keeps its coins, undo data, raw blocks and
 // block index.
 //
@@ -106,8 +117,8 @@ type AheadSyncer interface {
 // before the batch that references it.
 //
 // Stores are not safe for concurrent use: the chainstate serialises calls.
-// Only Coin and Block run under its read lock, concurrently with each other,
-// and stores must allow that.
+// Only reads (Coin, Block, Spent) run under its read lock, concurrently with
+// each other and with a StagedFlusher's commit, and stores must allow that.
 type Store interface {
 	utxo.View
 	// LiveOutputs is the number of unspent outputs of txid.

@@ -6,7 +6,7 @@
 # DIR/base-STORE (STORE defaults to pebble) is the loaded datadir (snapshot load --index scripthash); BLK the blocks cut out of GEN/blocks.dat as
 # scale-bench.sh cuts them (BLK/list, BLK/HEIGHT.KIND); GEN the mainnetgen directory (expect.json); BIN the arm's
 # utxod. cold: the copy's pages dropped first (scalebench dropcache, from DIR/bin/scalebench); warm: the copy read
-# in first; hot (the default): the page cache as the run before left it. Appends to DIR/blocks.log: serve's
+# in first; hot (the default): the page cache as the run before left it. GAP: seconds between POSTs (default 0). Appends to DIR/blocks.log: serve's
 # /usr/bin/time (wall user sys maxrss KiB, major and minor page faults), p50 and max of each kind, and the digests against blocks.after.
 set -u
 W=$1 BLK=$2 G=$3 ARM=$4 BIN=$5
@@ -31,6 +31,7 @@ while read -r _ _ kind h; do
 		-H 'Content-Type: application/octet-stream' --data-binary "@$BLK/$h.$kind" "http://$addr/v1/blocks")
 	[ "${r% *}" = 200 ] || { log "block $h: $r $(cat "$W/post.$ARM")"; break; }
 	echo "$kind $h ${r#* }" >>"$W/posts.$ARM"
+	sleep "${GAP:-0}"
 done <"$BLK/list"
 kill "$(pgrep -P $tpid)"
 wait $tpid

@@ -15,13 +15,24 @@ import (
 // commit it, then retire what it made durable. A failed commit retires
 // nothing, so the next flush writes it all again.
 func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
+	commit, finish, err := s.StageFlush(index, stats)
+	if err != nil || commit == nil {
+		return err
+	}
+	return finish(commit())
+}
+
+// StageFlush implements store.StagedFlusher: Flush in its three steps.
+// While commit writes the batch, reads find every change in the coins
+// cache and the pending maps, which only finish retires.
+func (s *Store) StageFlush(index []validate.IndexEntry, stats *store.Stats) (commit func() error, finish func(error) error, err error) {
 	if s.closed {
-		return backends.ErrClosed
+		return nil, nil, backends.ErrClosed
 	}
 	s.coins.settle() // no read in flight predates the batch
 	s.index = append(s.index, index...)
 	if err := s.stageStats(stats); err != nil {
-		return err
+		return nil, nil, err
 	}
 	// Undo records and blocks first (they must be durable before the tip
 	// that references them); what the early writer could not write (it
@@ -30,17 +41,17 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 	s.forgetWritten()
 	b, err := s.buildBatch()
 	if err != nil {
-		return fmt.Errorf("kvstore: flush: %w", err)
+		return nil, nil, fmt.Errorf("kvstore: flush: %w", err)
 	}
 	if b.Len() == 0 {
 		// Nothing changed since the last flush but unsynced early batches.
 		if s.w.unsynced.Load() {
 			if err := s.kv.Sync(); err != nil {
-				return fmt.Errorf("kvstore: flush: %w", err)
+				return nil, nil, fmt.Errorf("kvstore: flush: %w", err)
 			}
 			s.w.unsynced.Store(false)
 		}
-		return nil
+		return nil, nil, nil
 	}
 	// The blocks and undo records before the locations that point at them.
 	for _, f := range []*blockFiles{s.bf, s.uf} {
@@ -48,25 +59,29 @@ func (s *Store) Flush(index []validate.IndexEntry, stats *store.Stats) error {
 			continue
 		}
 		if err := f.sync(); err != nil {
+			return nil, nil, fmt.Errorf("kvstore: flush: %w", err)
+		}
+	}
+	commit = func() error { return s.commit(b) }
+	finish = func(err error) error {
+		if err != nil {
 			return fmt.Errorf("kvstore: flush: %w", err)
 		}
-	}
-	if err := s.commit(b); err != nil {
-		return fmt.Errorf("kvstore: flush: %w", err)
-	}
-	s.log.Debug("flush committed", "keys", b.Len(), "bytes", b.Size())
-	s.w.unsynced.Store(false)
-	s.retire()
-	// Files no durable location points into any more.
-	for _, f := range []*blockFiles{s.bf, s.uf} {
-		if f == nil {
-			continue
+		s.log.Debug("flush committed", "keys", b.Len(), "bytes", b.Size())
+		s.w.unsynced.Store(false)
+		s.retire()
+		// Files no durable location points into any more.
+		for _, f := range []*blockFiles{s.bf, s.uf} {
+			if f == nil {
+				continue
+			}
+			if err := f.prune(); err != nil {
+				return fmt.Errorf("kvstore: flush: %w", err)
+			}
 		}
-		if err := f.prune(); err != nil {
-			return fmt.Errorf("kvstore: flush: %w", err)
-		}
+		return nil
 	}
-	return nil
+	return commit, finish, nil
 }
 
 // SyncAhead implements store.AheadSyncer: the block and rev files start

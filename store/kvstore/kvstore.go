@@ -65,8 +65,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.SpentReader = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.SpentReader   = (*Store)(nil)
+	_ store.StagedFlusher = (*Store)(nil)
 )
 
 // trustCacheMisses lets the coins cache answer misses without reading the
