@@ -79,15 +79,19 @@ func TestFlushAfterAnswer(t *testing.T) {
 		raw, berr := cs.BlockData(b.Hash)
 		return fmt.Sprint(c, cerr, s, serr, outs, oerr, len(raw), berr)
 	}
-	within := func(what string, f func()) {
-		t.Helper()
-		done := make(chan struct{})
+	// start runs f on a goroutine; done closes when it returns.
+	start := func(f func()) (done chan struct{}) {
+		done = make(chan struct{})
 		go func() {
 			f()
 			close(done)
 		}()
+		return done
+	}
+	within := func(what string, f func()) {
+		t.Helper()
 		select {
-		case <-done:
+		case <-start(f):
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: no answer in 10 s", what)
 		}
@@ -104,11 +108,7 @@ func TestFlushAfterAnswer(t *testing.T) {
 	// waits reports whether f is still running after 50 ms, then lets it
 	// finish in the background (done closes).
 	waits := func(f func()) (bool, chan struct{}) {
-		done := make(chan struct{})
-		go func() {
-			f()
-			close(done)
-		}()
+		done := start(f)
 		select {
 		case <-done:
 			return false, done
