@@ -62,9 +62,6 @@ type Chainstate struct {
 	// written and still keep writers out (flushTail).
 	mu  sync.RWMutex
 	wmu sync.Mutex
-	// flushDue: a run under flushAfter filled the store (processBlock
-	// takes it).
-	flushDue bool
 	// flushErr is the failure of the last flush run after its submission's
 	// answer (submitOne); the next submission retries that flush before its
 	// block. Guarded by the submission slot.
@@ -364,7 +361,8 @@ func (cs *Chainstate) processBlock(raw []byte, policy flushPolicy) (res Result, 
 	if err == nil {
 		err = out.Err
 	}
-	due, cs.flushDue = cs.flushDue, false
+	// The run's steps left the store full without flushing (flushAfter).
+	due = err == nil && policy == flushAfter && cs.store.NeedsFlush()
 	cs.durabilityLocked(&out.Result)
 	return out.Result, due, err
 }
@@ -406,8 +404,8 @@ const (
 	// flushReaders: in the run, the batch written with readers let in
 	// (flushTail).
 	flushReaders
-	// flushAfter: after the run, by its caller (flushDue): a submission
-	// answers first (submitOne).
+	// flushAfter: after the run, by its caller (processBlock's due): a
+	// submission answers first (submitOne).
 	flushAfter
 )
 

@@ -347,10 +347,8 @@ func (r *streamRun) step(f *fetched) error {
 	if err := cs.resolve(false); err != nil {
 		return err
 	}
-	if cs.store.NeedsFlush() {
-		if r.flush == flushAfter {
-			cs.flushDue = true
-		} else if err := cs.flushTail(r.flush == flushReaders); err != nil {
+	if r.flush != flushAfter && cs.store.NeedsFlush() {
+		if err := cs.flushTail(r.flush == flushReaders); err != nil {
 			r.deliver()
 			return err
 		}

@@ -156,10 +156,11 @@ func TestFlushAfterAnswer(t *testing.T) {
 	h.release <- struct{}{}
 	var rerr error
 	w, retried := waits(func() { _, rerr = cs.Submit(ctx, blocks[173]) })
-	if w {
-		entered()
-		h.release <- struct{}{}
+	if !w {
+		t.Fatal("block 173 did not wait for the failed flush's retry")
 	}
+	entered()
+	h.release <- struct{}{}
 	within("block 173 refused", func() { <-retried })
 	if !errors.Is(rerr, h.fail) {
 		t.Fatalf("block 173 while the flush fails: %v", rerr)
@@ -170,10 +171,11 @@ func TestFlushAfterAnswer(t *testing.T) {
 	h.fail = nil
 	h.full.Store(false)
 	w, retried = waits(func() { res, rerr = cs.Submit(ctx, blocks[173]) })
-	if w {
-		entered()
-		h.release <- struct{}{}
+	if !w {
+		t.Fatal("block 173 did not wait for the second retry")
 	}
+	entered()
+	h.release <- struct{}{}
 	within("block 173 after the retry", func() { <-retried })
 	if rerr != nil || res.Status != StatusConnected || res.Flushed.Height != 172 {
 		t.Fatalf("block 173 after the retry: %+v %v", res, rerr)
