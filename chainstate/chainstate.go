@@ -339,8 +339,9 @@ func (cs *Chainstate) statsLocked() (Stats, error) {
 // connects it (reorganising if needed). Invalid blocks return a
 // *validate.RuleError and leave the chainstate unchanged. It is the one
 // path of every block (pipeline.go) at depth 0: a stream of one block,
-// parsed and put through CheckBlock before the lock is taken. Producers
-// that share the node call Submit, which queues them.
+// parsed and put through CheckBlock before the lock is taken, whose coins
+// are read and scripts verified with lookups let in (connectReadersIn).
+// Producers that share the node call Submit, which queues them.
 func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 	res, _, err := cs.processBlock(raw, flushReaders)
 	return res, err
@@ -584,6 +585,9 @@ func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
 // the block's parent.
 func (cs *Chainstate) stepTo(target *validate.BlockNode) error {
 	fork := cs.index.FindFork(cs.chain.Tip(), target)
+	// Readers may see the chain grow block by block, never a reorg's
+	// middle (connectReadersIn).
+	extends := fork == cs.chain.Tip()
 	if err := cs.disconnectTo(fork); err != nil {
 		return err
 	}
@@ -593,7 +597,7 @@ func (cs *Chainstate) stepTo(target *validate.BlockNode) error {
 	}
 	for i := len(path) - 1; i >= 0; i-- {
 		n := path[i]
-		if err := cs.connect(n); err != nil {
+		if err := cs.connect(n, extends); err != nil {
 			var re *validate.RuleError
 			// An ancestor's failure may have marked n already.
 			if errors.As(err, &re) && !n.Status.Invalid() {
@@ -669,11 +673,14 @@ func (cs *Chainstate) disconnectTo(fork *validate.BlockNode) (err error) {
 }
 
 // connect validates and connects node, whose parent is the tip, by the
-// one path (connectDeferred).
-func (cs *Chainstate) connect(node *validate.BlockNode) error {
+// one path (connectDeferred); extends: no block was disconnected before it.
+func (cs *Chainstate) connect(node *validate.BlockNode, extends bool) error {
 	b, err := cs.blockOf(node)
 	if err != nil {
 		return err
+	}
+	if extends && cs.pipe.readers && cs.pipe.depth == 0 && len(cs.pipe.pending) == 0 {
+		return cs.connectReadersIn(b, node, cs.skipScripts(node))
 	}
 	return cs.connectDeferred(b, node, cs.skipScripts(node)) // assume-valid
 }

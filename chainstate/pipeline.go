@@ -18,12 +18,15 @@ import (
 // flushTail when the store is full. A block is connected as soon as its
 // non-script rules pass: its coin changes are applied to the cache in block
 // order while its input scripts are still being verified on the
-// validator's workers. At depth 0 (ProcessBlock, and an import's default
-// until its first verified block) connectDeferred then waits for them
-// before anything else connects, as Core's ConnectBlock, so only the
-// block's own store work overlaps its signatures; at depth N > 0 (an
-// import's cross-block pipelining) up to N blocks stay pending while the
-// next blocks' UTXO work runs.
+// validator's workers. At depth 0 (an import's default until its first
+// verified block) connectDeferred then waits for them before anything else
+// connects, as Core's ConnectBlock, so only the block's own store work
+// overlaps its signatures; at depth N > 0 (an import's cross-block
+// pipelining) up to N blocks stay pending while the next blocks' UTXO work
+// runs. ProcessBlock and Submit, which share the node with lookups, read a
+// block's coins and verify its scripts with readers let in, and apply it
+// under the lock once it is valid (connectReadersIn); a reorg's blocks
+// connect as an import's at depth 0, readers kept out.
 //
 // Chainstate.pipe holds the depth and the pending blocks; processLocked
 // settles the pending blocks before any block that does not extend the
@@ -31,8 +34,9 @@ import (
 // are pending, and every pending block is resolved before a flush
 // (flushTail), before a side branch, reorg or orphan parent is processed,
 // and before the lock is released. At depth 0 a block whose scripts fail is
-// disconnected at once and its error returned to stepTo (settleNow), so
-// verdicts and state are Core's synchronous ones. Pipelined, if a pending
+// disconnected at once (settleNow), or never applied (connectReadersIn), and
+// its error returned to stepTo, so verdicts and state are Core's
+// synchronous ones. Pipelined, if a pending
 // block's scripts fail, the chain is disconnected back to its parent
 // through the undo data the connects left in the cache, the block is
 // marked invalid (its pending descendants with it) and the chain moves to
@@ -227,6 +231,9 @@ type pipeline struct {
 	hash    wire.Hash   // its hash
 	// verified: a block connected with its scripts checked.
 	verified bool
+	// readers: a block that extends the tip is validated with readers let
+	// in (connectReadersIn); not in a stream, which keeps them out.
+	readers bool
 }
 
 func newPipeline() *pipeline { return &pipeline{seq: -1} }
@@ -282,6 +289,7 @@ type streamRun struct {
 func (cs *Chainstate) run(cfg StreamConfig, flush flushPolicy, left []fetched, next func() ([]byte, int64, error), emit func(Outcome) bool) error {
 	r := &streamRun{cs: cs, cfg: cfg, pl: cs.pipe, next: next, emit: emit, flush: flush}
 	r.pl.reset(max(cfg.Depth, 0))
+	r.pl.readers = flush != flushLocked
 	defer r.pl.reset(0)
 	depth := cfg.Prefetch
 	if depth <= 0 && cfg.AssumedPrefetch > 0 {
@@ -473,6 +481,38 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 	}
 	pl.pending = append(pl.pending, pendingBlock{node: node, check: check, out: out})
 	return nil
+}
+
+// connectReadersIn is connectDeferred at depth 0 with readers let in while
+// the block's coins are read and its scripts verified: nothing changes the
+// state they read, the parent's, until the delta is applied, under the
+// lock, once every rule has passed, so a lookup never waits for a block's
+// reads and signatures and never sees it before it is valid. The block's
+// store work no longer overlaps its signatures, as the lock's hold is
+// what readers wait for.
+func (cs *Chainstate) connectReadersIn(b *wire.Block, node *validate.BlockNode, skipScripts bool) error {
+	var d *utxo.Delta
+	var err error
+	cs.readersIn(func() {
+		cs.warm(b, node.Parent)
+		var check *validate.ScriptCheck
+		d, check, err = cs.v.ConnectBlockWith(b, node.Parent, cs.store, validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts})
+		if err == nil {
+			err = check.Wait()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if n, ok := cs.store.(store.BlockNoter); ok {
+		n.NoteBlock(b, node.Height)
+	}
+	if err := cs.apply(node, d, skipScripts); err != nil {
+		return err
+	}
+	cs.noteConnected(node, b, d)
+	cs.pipe.verified = cs.pipe.verified || !skipScripts
+	return cs.settled(node)
 }
 
 // settleNow waits for node's scripts before anything else connects (depth

@@ -45,6 +45,38 @@ func (h *heldStore) StageFlush(index []validate.IndexEntry, stats *store.Stats) 
 	}, finish, nil
 }
 
+// start runs f on a goroutine; done closes when it returns.
+func start(f func()) (done chan struct{}) {
+	done = make(chan struct{})
+	go func() {
+		f()
+		close(done)
+	}()
+	return done
+}
+
+// within fails t unless f returns within 10 s.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	select {
+	case <-start(f):
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no answer in 10 s", what)
+	}
+}
+
+// waits reports whether f is still running after 50 ms, then lets it
+// finish in the background (done closes).
+func waits(f func()) (bool, chan struct{}) {
+	done := start(f)
+	select {
+	case <-done:
+		return false, done
+	case <-time.After(50 * time.Millisecond):
+		return true, done
+	}
+}
+
 // TestFlushAfterAnswer: a submitted block that fills the store is answered
 // before its flush (not durable yet). While the flush writes its batch,
 // lookups answer from the block and the flushed tip has not moved; writers
@@ -79,44 +111,15 @@ func TestFlushAfterAnswer(t *testing.T) {
 		raw, berr := cs.BlockData(b.Hash)
 		return fmt.Sprint(c, cerr, s, serr, outs, oerr, len(raw), berr)
 	}
-	// start runs f on a goroutine; done closes when it returns.
-	start := func(f func()) (done chan struct{}) {
-		done = make(chan struct{})
-		go func() {
-			f()
-			close(done)
-		}()
-		return done
-	}
-	within := func(what string, f func()) {
-		t.Helper()
-		select {
-		case <-start(f):
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no answer in 10 s", what)
-		}
-	}
 	submit := func(i int) (res Result, err error) {
 		t.Helper()
-		within(fmt.Sprintf("block %d", i), func() { res, err = cs.Submit(ctx, blocks[i]) })
+		within(t, fmt.Sprintf("block %d", i), func() { res, err = cs.Submit(ctx, blocks[i]) })
 		return res, err
 	}
 	entered := func() {
 		t.Helper()
-		within("the flush's write", func() { <-h.entered })
+		within(t, "the flush's write", func() { <-h.entered })
 	}
-	// waits reports whether f is still running after 50 ms, then lets it
-	// finish in the background (done closes).
-	waits := func(f func()) (bool, chan struct{}) {
-		done := start(f)
-		select {
-		case <-done:
-			return false, done
-		case <-time.After(50 * time.Millisecond):
-			return true, done
-		}
-	}
-
 	h.full.Store(true)
 	res, err := submit(170)
 	if err != nil || res.Status != StatusConnected || res.Durable || res.Flushed.Height != 0 {
@@ -124,7 +127,7 @@ func TestFlushAfterAnswer(t *testing.T) {
 	}
 	entered()
 	var during string
-	within("a lookup during the flush's write", func() { during = answers() })
+	within(t, "a lookup during the flush's write", func() { during = answers() })
 	if tip, f := cs.Tip(), cs.Flushed(); tip.Height != 170 || f.Height != 0 {
 		t.Fatalf("during the write: tip %d, flushed %d", tip.Height, f.Height)
 	}
@@ -137,7 +140,7 @@ func TestFlushAfterAnswer(t *testing.T) {
 		t.Fatal("the next block went in during the flush's write")
 	}
 	h.release <- struct{}{}
-	within("block 171 after the flush", func() { <-next })
+	within(t, "block 171 after the flush", func() { <-next })
 	if f := cs.Flushed(); f.Height != 170 {
 		t.Fatalf("flushed %d after the write", f.Height)
 	}
@@ -161,7 +164,7 @@ func TestFlushAfterAnswer(t *testing.T) {
 	}
 	entered()
 	h.release <- struct{}{}
-	within("block 173 refused", func() { <-retried })
+	within(t, "block 173 refused", func() { <-retried })
 	if !errors.Is(rerr, h.fail) {
 		t.Fatalf("block 173 while the flush fails: %v", rerr)
 	}
@@ -176,7 +179,7 @@ func TestFlushAfterAnswer(t *testing.T) {
 	}
 	entered()
 	h.release <- struct{}{}
-	within("block 173 after the retry", func() { <-retried })
+	within(t, "block 173 after the retry", func() { <-retried })
 	if rerr != nil || res.Status != StatusConnected || res.Flushed.Height != 172 {
 		t.Fatalf("block 173 after the retry: %+v %v", res, rerr)
 	}

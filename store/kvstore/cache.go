@@ -60,7 +60,7 @@ type coinCache struct {
 	arena   utxo.RecordArena
 	scratch [2][]byte
 	outs    []utxo.IndexedCoin // addRun's scratch
-	// txScripts holds the scripts appendTxCoins decompressed, until its
+	// txScripts holds the scripts AppendTxCoins decompressed, until its
 	// next call.
 	txScripts []byte
 	key       [33]byte
@@ -183,26 +183,6 @@ func (c *coinCache) coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 	}
 	coin, found := c.arena.Get(e.ref()).Get(op.Index)
 	return coin, found, nil
-}
-
-// anyUnspent reports whether txid has an unspent output below index n.
-func (c *coinCache) anyUnspent(txid wire.Hash, n uint32) (bool, error) {
-	e, err := c.load(txid)
-	if err != nil || e.len() == 0 {
-		return false, err
-	}
-	return c.arena.Get(e.ref()).FirstIndex() < n, nil
-}
-
-// appendTxCoins appends the unspent outputs of txid to dst; decompressed
-// scripts go to a buffer the next call reuses.
-func (c *coinCache) appendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
-	rec, err := c.record(txid)
-	if err != nil {
-		return dst, err
-	}
-	dst, c.txScripts = rec.AppendCoins(dst, c.txScripts[:0])
-	return dst, nil
 }
 
 // record returns txid's record (the zero Record when it has no unspent

@@ -22,9 +22,10 @@ import (
 
 // Store is the persistent store.Store over a backends.KV.
 type Store struct {
-	// rmu serialises Coin: it runs under the chainstate's read lock, so
-	// several HTTP lookups can reach it at once, and a miss inserts into
-	// the cache. Every other method except Block runs under the
+	// rmu serialises the cache's lookups: they run under the chainstate's
+	// read lock, so several HTTP lookups can reach them at once, and a miss
+	// inserts into the cache. The store's read of a miss runs without it
+	// (fill). Every other method except Block runs under the
 	// chainstate's write lock.
 	rmu     sync.Mutex
 	kv      backends.KV
@@ -96,7 +97,53 @@ func (s *Store) trustCacheMisses() (bool, error) {
 func (s *Store) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	return s.coins.coin(op)
+	rec, err := s.fill(op.Hash)
+	if err != nil {
+		return utxo.Coin{}, false, err
+	}
+	c, found := rec.Get(op.Index)
+	return c, found, nil
+}
+
+// fill returns txid's cached record (the zero Record when it has no unspent
+// output), caching it first on a miss. The store is read with rmu released,
+// so that lookups' reads overlap: one waiting on the disk or on a first
+// touch of a mapped page no longer holds up every other lookup. rmu is held
+// on entry and on return. Nothing writes a key while reads run but a
+// StagedFlusher's commit (store.Store), and it writes only keys the cache
+// holds dirty, so the record read is current when it is installed, unless
+// another lookup installed it meanwhile: that copy is kept. The record
+// aliases the arena, where a record is never modified in place.
+func (s *Store) fill(txid wire.Hash) (utxo.Record, error) {
+	c := &s.coins
+	e, ok := c.entries.get(&txid)
+	if ok || c.complete || c.fresh { // a miss is then authoritative (load)
+		return c.arena.Get(e.ref()), nil
+	}
+	var err error
+	if done := c.inFlight(txid); done != nil {
+		s.rmu.Unlock()
+		<-done
+		s.rmu.Lock()
+		e, err = c.load(txid) // takes it
+	} else {
+		var key [33]byte
+		key[0] = prefixCoins
+		copy(key[1:], txid[:])
+		s.rmu.Unlock()
+		var v []byte
+		v, err = c.kv.Get(key[:])
+		s.rmu.Lock()
+		if e, ok = c.entries.get(&txid); !ok {
+			e, err = c.install(txid, v, err)
+		} else {
+			err = nil
+		}
+	}
+	if err != nil {
+		return utxo.Record{}, err
+	}
+	return c.arena.Get(e.ref()), nil
 }
 
 // AnyUnspent implements utxo.TxOutputsView: one cache lookup of txid's
@@ -104,15 +151,24 @@ func (s *Store) Coin(op utxo.Outpoint) (utxo.Coin, bool, error) {
 func (s *Store) AnyUnspent(txid wire.Hash, n uint32) (bool, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	return s.coins.anyUnspent(txid, n)
+	rec, err := s.fill(txid)
+	if err != nil || len(rec.Bytes()) == 0 {
+		return false, err
+	}
+	return rec.FirstIndex() < n, nil
 }
 
 // AppendTxCoins implements utxo.TxCoinsView: one cache lookup of txid's
-// record.
+// record; decompressed scripts go to a buffer the next call reuses.
 func (s *Store) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.IndexedCoin, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	return s.coins.appendTxCoins(dst, txid)
+	rec, err := s.fill(txid)
+	if err != nil {
+		return dst, err
+	}
+	dst, s.coins.txScripts = rec.AppendCoins(dst, s.coins.txScripts[:0])
+	return dst, nil
 }
 
 // AppendTxCoinsArena implements utxo.ConcurrentTxCoinsView: only the cache
@@ -120,7 +176,7 @@ func (s *Store) AppendTxCoins(dst []utxo.IndexedCoin, txid wire.Hash) ([]utxo.In
 // change appends a new copy), so it is decoded outside the lock.
 func (s *Store) AppendTxCoinsArena(dst []utxo.IndexedCoin, arena []byte, txid wire.Hash) ([]utxo.IndexedCoin, []byte, error) {
 	s.rmu.Lock()
-	rec, err := s.coins.record(txid)
+	rec, err := s.fill(txid)
 	s.rmu.Unlock()
 	if err != nil {
 		return dst, arena, err

@@ -114,6 +114,15 @@ func (c *coinCache) prefetch(b *wire.Block, own bool) {
 	}
 }
 
+// inFlight returns the channel closed when prefetch's read of txid ends,
+// or nil when none is in flight.
+func (c *coinCache) inFlight(txid wire.Hash) <-chan struct{} {
+	if i, ok := c.fly.slot[txid]; ok {
+		return c.fly.done[i]
+	}
+	return nil
+}
+
 // take waits for the read of txid that prefetch started, if any, and
 // caches it as load would; ok is false when there was none, or when it
 // failed (load reads it again and reports the error).
