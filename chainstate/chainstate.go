@@ -679,7 +679,7 @@ func (cs *Chainstate) connect(node *validate.BlockNode, extends bool) error {
 	if err != nil {
 		return err
 	}
-	if extends && cs.pipe.readers && cs.pipe.depth == 0 && len(cs.pipe.pending) == 0 {
+	if extends && cs.pipe.flush != flushLocked { // ProcessBlock: depth 0, nothing pending
 		return cs.connectReadersIn(b, node, cs.skipScripts(node))
 	}
 	return cs.connectDeferred(b, node, cs.skipScripts(node)) // assume-valid

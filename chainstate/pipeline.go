@@ -231,9 +231,11 @@ type pipeline struct {
 	hash    wire.Hash   // its hash
 	// verified: a block connected with its scripts checked.
 	verified bool
-	// readers: a block that extends the tip is validated with readers let
-	// in (connectReadersIn); not in a stream, which keeps them out.
-	readers bool
+	// flush: where the run's flush, when the store is full, happens; also
+	// whether a block that extends the tip is validated with readers let in
+	// (connectReadersIn): not in a stream (flushLocked), which keeps them
+	// out.
+	flush flushPolicy
 }
 
 func newPipeline() *pipeline { return &pipeline{seq: -1} }
@@ -275,8 +277,6 @@ type streamRun struct {
 	fetch     func() fetched
 	stopFetch func() []fetched
 	emit      func(Outcome) bool
-	// flush: where a flush due happens.
-	flush flushPolicy
 	// untilVerified: the reading goroutine stops at the first verified
 	// block (AssumedPrefetch); switched: VerifiedDepth applies.
 	untilVerified, switched, stopped bool
@@ -287,9 +287,9 @@ type streamRun struct {
 // ProcessBlock's one block, parsed and checked already; it is not combined
 // with a reading goroutine (cfg.Prefetch).
 func (cs *Chainstate) run(cfg StreamConfig, flush flushPolicy, left []fetched, next func() ([]byte, int64, error), emit func(Outcome) bool) error {
-	r := &streamRun{cs: cs, cfg: cfg, pl: cs.pipe, next: next, emit: emit, flush: flush}
+	r := &streamRun{cs: cs, cfg: cfg, pl: cs.pipe, next: next, emit: emit}
 	r.pl.reset(max(cfg.Depth, 0))
-	r.pl.readers = flush != flushLocked
+	r.pl.flush = flush
 	defer r.pl.reset(0)
 	depth := cfg.Prefetch
 	if depth <= 0 && cfg.AssumedPrefetch > 0 {
@@ -355,8 +355,8 @@ func (r *streamRun) step(f *fetched) error {
 	if err := cs.resolve(false); err != nil {
 		return err
 	}
-	if r.flush != flushAfter && cs.store.NeedsFlush() {
-		if err := cs.flushTail(r.flush == flushReaders); err != nil {
+	if pl.flush != flushAfter && cs.store.NeedsFlush() {
+		if err := cs.flushTail(pl.flush == flushReaders); err != nil {
 			r.deliver()
 			return err
 		}
@@ -462,15 +462,10 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 		}
 		return err
 	}
-	if n, ok := cs.store.(store.BlockNoter); ok {
-		n.NoteBlock(b, node.Height) // for a store index that reads the block
-	}
-	if err := cs.apply(node, d, skipScripts); err != nil {
+	if err := cs.applyConnected(b, node, d, skipScripts); err != nil {
 		return err
 	}
-	cs.noteConnected(node, b, d)
 	pl := cs.pipe
-	pl.verified = pl.verified || !skipScripts
 	if pl.depth == 0 && len(pl.pending) == 0 {
 		return cs.settleNow(node, check)
 	}
@@ -504,15 +499,24 @@ func (cs *Chainstate) connectReadersIn(b *wire.Block, node *validate.BlockNode, 
 	if err != nil {
 		return err
 	}
+	if err := cs.applyConnected(b, node, d, skipScripts); err != nil {
+		return err
+	}
+	return cs.settled(node)
+}
+
+// applyConnected applies node's delta d (its block b connected, scripts
+// skipped or not), the one step both connects share.
+func (cs *Chainstate) applyConnected(b *wire.Block, node *validate.BlockNode, d *utxo.Delta, skipScripts bool) error {
 	if n, ok := cs.store.(store.BlockNoter); ok {
-		n.NoteBlock(b, node.Height)
+		n.NoteBlock(b, node.Height) // for a store index that reads the block
 	}
 	if err := cs.apply(node, d, skipScripts); err != nil {
 		return err
 	}
 	cs.noteConnected(node, b, d)
 	cs.pipe.verified = cs.pipe.verified || !skipScripts
-	return cs.settled(node)
+	return nil
 }
 
 // settleNow waits for node's scripts before anything else connects (depth
