@@ -24,9 +24,9 @@ import (
 // overlaps its signatures; at depth N > 0 (an import's cross-block
 // pipelining) up to N blocks stay pending while the next blocks' UTXO work
 // runs. ProcessBlock and Submit, which share the node with lookups, read a
-// block's coins and verify its scripts with readers let in, and apply it
-// under the lock once it is valid (connectReadersIn); a reorg's blocks
-// connect as an import's at depth 0, readers kept out.
+// block's coins and check its other rules with readers let in, then apply
+// it under the lock while its scripts finish (connectReadersIn); a reorg's
+// blocks connect as an import's at depth 0, readers kept out.
 //
 // Chainstate.pipe holds the depth and the pending blocks; processLocked
 // settles the pending blocks before any block that does not extend the
@@ -34,7 +34,7 @@ import (
 // are pending, and every pending block is resolved before a flush
 // (flushTail), before a side branch, reorg or orphan parent is processed,
 // and before the lock is released. At depth 0 a block whose scripts fail is
-// disconnected at once (settleNow), or never applied (connectReadersIn), and
+// disconnected at once (settleNow), before the lock is released, and
 // its error returned to stepTo, so verdicts and state are Core's
 // synchronous ones. Pipelined, if a pending
 // block's scripts fail, the chain is disconnected back to its parent
@@ -479,22 +479,22 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 }
 
 // connectReadersIn is connectDeferred at depth 0 with readers let in while
-// the block's coins are read and its scripts verified: nothing changes the
-// state they read, the parent's, until the delta is applied, under the
-// lock, once every rule has passed, so a lookup never waits for a block's
-// reads and signatures and never sees it before it is valid. The block's
-// store work no longer overlaps its signatures, as the lock's hold is
-// what readers wait for.
+// the block's coins are read and its other rules checked: nothing changes
+// the state they read, the parent's, until the delta is applied. The apply
+// then runs under the lock while the scripts finish, as Core's
+// ConnectBlock overlaps its checks, and a script failure disconnects the
+// block again before the lock is released (settleNow), so a lookup waits
+// only for the apply and the signatures left, and never sees an invalid
+// block.
 func (cs *Chainstate) connectReadersIn(b *wire.Block, node *validate.BlockNode, skipScripts bool) error {
-	var d *utxo.Delta
-	var err error
+	var (
+		d     *utxo.Delta
+		check *validate.ScriptCheck
+		err   error
+	)
 	cs.readersIn(func() {
 		cs.warm(b, node.Parent)
-		var check *validate.ScriptCheck
 		d, check, err = cs.v.ConnectBlockWith(b, node.Parent, cs.store, validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts})
-		if err == nil {
-			err = check.Wait()
-		}
 	})
 	if err != nil {
 		return err
@@ -502,7 +502,7 @@ func (cs *Chainstate) connectReadersIn(b *wire.Block, node *validate.BlockNode, 
 	if err := cs.applyConnected(b, node, d, skipScripts); err != nil {
 		return err
 	}
-	return cs.settled(node)
+	return cs.settleNow(node, check)
 }
 
 // applyConnected applies node's delta d (its block b connected, scripts
