@@ -340,7 +340,7 @@ func (cs *Chainstate) statsLocked() (Stats, error) {
 // *validate.RuleError and leave the chainstate unchanged. It is the one
 // path of every block (pipeline.go) at depth 0: a stream of one block,
 // parsed and put through CheckBlock before the lock is taken, whose coins
-// are read and scripts verified with lookups let in (connectReadersIn).
+// are read with lookups let in (connectDeferred).
 // Producers that share the node call Submit, which queues them.
 func (cs *Chainstate) ProcessBlock(raw []byte) (Result, error) {
 	res, _, err := cs.processBlock(raw, flushReaders)
@@ -586,7 +586,7 @@ func (cs *Chainstate) activateBestChain(target *validate.BlockNode) error {
 func (cs *Chainstate) stepTo(target *validate.BlockNode) error {
 	fork := cs.index.FindFork(cs.chain.Tip(), target)
 	// Readers may see the chain grow block by block, never a reorg's
-	// middle (connectReadersIn).
+	// middle (connectDeferred's readers).
 	extends := fork == cs.chain.Tip()
 	if err := cs.disconnectTo(fork); err != nil {
 		return err
@@ -679,10 +679,10 @@ func (cs *Chainstate) connect(node *validate.BlockNode, extends bool) error {
 	if err != nil {
 		return err
 	}
-	if extends && cs.pipe.flush != flushLocked { // ProcessBlock: depth 0, nothing pending
-		return cs.connectReadersIn(b, node, cs.skipScripts(node))
-	}
-	return cs.connectDeferred(b, node, cs.skipScripts(node)) // assume-valid
+	// ProcessBlock (depth 0, nothing pending) lets readers in while the
+	// block that extends the tip is read; a stream and a reorg do not.
+	readers := extends && cs.pipe.flush != flushLocked
+	return cs.connectDeferred(b, node, cs.skipScripts(node), readers)
 }
 
 // blockOf returns node's block: usually the one being processed, whose

@@ -25,7 +25,7 @@ import (
 // pipelining) up to N blocks stay pending while the next blocks' UTXO work
 // runs. ProcessBlock and Submit, which share the node with lookups, read a
 // block's coins and check its other rules with readers let in, then apply
-// it under the lock while its scripts finish (connectReadersIn); a reorg's
+// it under the lock while its scripts finish (connectDeferred's readers); a reorg's
 // blocks connect as an import's at depth 0, readers kept out.
 //
 // Chainstate.pipe holds the depth and the pending blocks; processLocked
@@ -232,8 +232,8 @@ type pipeline struct {
 	// verified: a block connected with its scripts checked.
 	verified bool
 	// flush: where the run's flush, when the store is full, happens; also
-	// whether a block that extends the tip is validated with readers let in
-	// (connectReadersIn): not in a stream (flushLocked), which keeps them
+	// whether a block that extends the tip is read with readers let in
+	// (connectDeferred): not in a stream (flushLocked), which keeps them
 	// out.
 	flush flushPolicy
 }
@@ -445,11 +445,28 @@ func (cs *Chainstate) warm(b *wire.Block, prev *validate.BlockNode) {
 // is applied now, and node is marked connected when its check passes
 // (resolve). Another rule's failure may stem from a pending ancestor (a
 // coin it created that turns out invalid): the pending blocks are settled
-// first, and if one failed node is merely its descendant.
-func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, skipScripts bool) error {
-	opts := validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts}
-	cs.warm(b, node.Parent)
-	d, check, err := cs.v.ConnectBlockWith(b, node.Parent, cs.store, opts)
+// first, and if one failed node is merely its descendant. With readers
+// (ProcessBlock: depth 0, nothing pending) the block's coins are read and
+// its other rules checked with readers let in: nothing changes the state
+// they read, the parent's, until the delta is applied under the lock while
+// the scripts finish, and a script failure disconnects the block before
+// the lock is released (settleNow), so a lookup waits only for the apply
+// and the signatures left, and never sees an invalid block.
+func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, skipScripts, readers bool) error {
+	var (
+		d     *utxo.Delta
+		check *validate.ScriptCheck
+		err   error
+	)
+	read := func() {
+		cs.warm(b, node.Parent)
+		d, check, err = cs.v.ConnectBlockWith(b, node.Parent, cs.store, validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts})
+	}
+	if readers {
+		cs.readersIn(read)
+	} else {
+		read()
+	}
 	if err != nil {
 		var re *validate.RuleError
 		if errors.As(err, &re) && len(cs.pipe.pending) > 0 {
@@ -476,33 +493,6 @@ func (cs *Chainstate) connectDeferred(b *wire.Block, node *validate.BlockNode, s
 	}
 	pl.pending = append(pl.pending, pendingBlock{node: node, check: check, out: out})
 	return nil
-}
-
-// connectReadersIn is connectDeferred at depth 0 with readers let in while
-// the block's coins are read and its other rules checked: nothing changes
-// the state they read, the parent's, until the delta is applied. The apply
-// then runs under the lock while the scripts finish, as Core's
-// ConnectBlock overlaps its checks, and a script failure disconnects the
-// block again before the lock is released (settleNow), so a lookup waits
-// only for the apply and the signatures left, and never sees an invalid
-// block.
-func (cs *Chainstate) connectReadersIn(b *wire.Block, node *validate.BlockNode, skipScripts bool) error {
-	var (
-		d     *utxo.Delta
-		check *validate.ScriptCheck
-		err   error
-	)
-	cs.readersIn(func() {
-		cs.warm(b, node.Parent)
-		d, check, err = cs.v.ConnectBlockWith(b, node.Parent, cs.store, validate.ConnectOptions{Deferred: true, SkipScripts: skipScripts})
-	})
-	if err != nil {
-		return err
-	}
-	if err := cs.applyConnected(b, node, d, skipScripts); err != nil {
-		return err
-	}
-	return cs.settleNow(node, check)
 }
 
 // applyConnected applies node's delta d (its block b connected, scripts
