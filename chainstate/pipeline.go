@@ -25,8 +25,8 @@ import (
 // pipelining) up to N blocks stay pending while the next blocks' UTXO work
 // runs. ProcessBlock and Submit, which share the node with lookups, read a
 // block's coins and check its other rules with readers let in, then apply
-// it under the lock while its scripts finish (connectDeferred's readers); a reorg's
-// blocks connect as an import's at depth 0, readers kept out.
+// it under the lock while its scripts finish (connectDeferred's readers);
+// a reorg's blocks connect as an import's at depth 0, readers kept out.
 //
 // Chainstate.pipe holds the depth and the pending blocks; processLocked
 // settles the pending blocks before any block that does not extend the

@@ -127,12 +127,12 @@ func (s *Store) fill(txid wire.Hash) (utxo.Record, error) {
 		s.rmu.Lock()
 		e, err = c.load(txid) // takes it
 	} else {
-		var key [33]byte
-		key[0] = prefixCoins
-		copy(key[1:], txid[:])
+		// Not coinKey's shared buffer: other lookups use it meanwhile.
+		var buf [33]byte
+		key := appendHashKey(buf[:0], prefixCoins, txid)
 		s.rmu.Unlock()
 		var v []byte
-		v, err = c.kv.Get(key[:])
+		v, err = c.kv.Get(key)
 		s.rmu.Lock()
 		if e, ok = c.entries.get(&txid); !ok {
 			e, err = c.install(txid, v, err)
