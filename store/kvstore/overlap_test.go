@@ -43,17 +43,13 @@ func TestLookupsOverlapReads(t *testing.T) {
 			var txids []wire.Hash
 			for i := range 4 {
 				h := wire.Hash{byte(i), 0x77}
-				rec, err := utxo.EncodeRecord(nil, []utxo.IndexedCoin{{Index: 1, Coin: utxo.Coin{Value: int64(500 + i), Height: 3, Script: []byte{0x51, byte(i)}}}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				b.Put(append([]byte{prefixCoins}, h[:]...), rec.Bytes())
+				putRecord(t, b, h, utxo.IndexedCoin{Index: 1, Coin: utxo.Coin{Value: int64(500 + i), Height: 3, Script: []byte{0x51, byte(i)}}})
 				txids = append(txids, h)
 			}
 			if err := kv.Write(b, backends.Sync); err != nil {
 				t.Fatal(err)
 			}
-			held := &heldKV{KV: kv, key: append([]byte{prefixCoins}, txids[0][:]...), started: make(chan struct{}, 2), release: make(chan struct{})}
+			held := &heldKV{KV: kv, key: hashKey(prefixCoins, txids[0]), started: make(chan struct{}, 2), release: make(chan struct{})}
 			s := openStore(t, held, Options{CacheBytes: 1 << 20})
 			if _, _, err := s.Coin(utxo.Outpoint{Hash: txids[1], Index: 1}); err != nil { // cached
 				t.Fatal(err)

@@ -67,11 +67,7 @@ func TestWarmOverlapsReads(t *testing.T) {
 			for i := range 60 {
 				prev := wire.Hash{byte(i), 0xaa}
 				if i%2 == 0 {
-					rec, err := utxo.EncodeRecord(nil, []utxo.IndexedCoin{{Index: uint32(i), Coin: utxo.Coin{Value: int64(1000 + i), Height: 7, Script: []byte{0x51, byte(i)}}}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					b.Put(append([]byte{prefixCoins}, prev[:]...), rec.Bytes())
+					putRecord(t, b, prev, utxo.IndexedCoin{Index: uint32(i), Coin: utxo.Coin{Value: int64(1000 + i), Height: 7, Script: []byte{0x51, byte(i)}}})
 				}
 				tx := wire.Tx{TxID: wire.Hash{byte(i), 0xbb}, Inputs: []wire.TxIn{{PrevHash: prev}, {PrevHash: wire.Hash{byte(i % 7), 0xaa}}}}
 				blk.Txs = append(blk.Txs, tx)
@@ -130,7 +126,7 @@ func TestWarmReadFails(t *testing.T) {
 	kv := openKV(t, "pebble", filepath.Join(t.TempDir(), "pebble"))
 	defer kv.Close()
 	bad := wire.Hash{0x0b}
-	f := &badReadKV{KV: kv, bad: append([]byte{prefixCoins}, bad[:]...)}
+	f := &badReadKV{KV: kv, bad: hashKey(prefixCoins, bad)}
 	s := openStore(t, f, Options{CacheBytes: 1 << 20})
 	blk := &wire.Block{Txs: []wire.Tx{{TxID: wire.Hash{0xcb}}, {TxID: wire.Hash{0x01}, Inputs: []wire.TxIn{{PrevHash: bad}, {PrevHash: wire.Hash{0x0c}}}}}}
 	s.Warm(blk, true)
@@ -192,11 +188,7 @@ func TestFreshConnectReadsNoOwnTxid(t *testing.T) {
 	}
 	for i := range 20 {
 		prev := wire.Hash{byte(i), 0xaa}
-		rec, err := utxo.EncodeRecord(nil, []utxo.IndexedCoin{{Index: 0, Coin: coin(i)}, {Index: 1, Coin: coin(i + 100)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Put(append([]byte{prefixCoins}, prev[:]...), rec.Bytes())
+		putRecord(t, b, prev, utxo.IndexedCoin{Index: 0, Coin: coin(i)}, utxo.IndexedCoin{Index: 1, Coin: coin(i + 100)})
 		tx := wire.Tx{TxID: wire.Hash{byte(i), 0xbb}, Inputs: []wire.TxIn{{PrevHash: prev}}}
 		blk.Txs = append(blk.Txs, tx)
 		d.Spent = append(d.Spent, utxo.Entry{Outpoint: utxo.Outpoint{Hash: prev}, Coin: coin(i)})
@@ -243,4 +235,15 @@ func sameTxCoins(t *testing.T, h wire.Hash, a, b *Store, aName, bName string) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: %v %s, %v %s", h, got, aName, want, bName)
 	}
+}
+
+// putRecord puts txid's record of coins (in vout order) in b, as the store
+// writes it.
+func putRecord(t *testing.T, b *backends.Batch, txid wire.Hash, coins ...utxo.IndexedCoin) {
+	t.Helper()
+	rec, err := utxo.EncodeRecord(nil, coins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Put(hashKey(prefixCoins, txid), rec.Bytes())
 }
